@@ -1,0 +1,82 @@
+"""What a launch reports: counts of instructions and memory traffic, and time.
+
+The same :class:`LaunchReport` comes back from every device, so a script
+can hold the simulator's numbers against the GPU's field by field.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass
+class AccessCounts:
+    """One kind of global-memory instruction (loads, stores or atomics)."""
+
+    instructions: int = 0        # warp-level memory instructions executed
+    requests: int = 0            # requests issued (per warp; per half-warp on CC 1.x)
+    transactions: int = 0        # memory transactions / 32-byte sectors they became
+    bytes_requested: int = 0     # bytes the active lanes asked for
+    bytes: int = 0               # bytes moved: the transactions' sizes summed
+
+    def add(self, other: "AccessCounts") -> None:
+        for k in self.__dataclass_fields__:
+            setattr(self, k, getattr(self, k) + getattr(other, k))
+
+    @property
+    def efficiency(self) -> float:
+        """Bytes requested per byte moved (1.0: perfectly coalesced)."""
+        return self.bytes_requested / self.bytes if self.bytes else 1.0
+
+
+@dataclass
+class LaunchReport:
+    kernel: str
+    device: str
+    grid: tuple
+    block: tuple
+    engine: str = ""
+    schedule: str = "fixed"
+    seed: int = 0
+    time_ms: float | None = None          # simulated or measured; None where not modeled
+    cycles: int | None = None
+    warp_instructions: int = 0
+    branches: int = 0
+    divergent_branches: int = 0
+    loads: AccessCounts = field(default_factory=AccessCounts)
+    stores: AccessCounts = field(default_factory=AccessCounts)
+    atomics: AccessCounts = field(default_factory=AccessCounts)
+    shared_loads: int = 0                 # warp-level shared-memory instructions
+    shared_stores: int = 0
+    by_line: dict = field(default_factory=dict)   # line -> {"loads": AccessCounts, ...}
+    extra: dict = field(default_factory=dict)     # engine-specific figures (queues, ...)
+
+    def counts(self, kind: str) -> AccessCounts:
+        return {"load": self.loads, "store": self.stores, "atomic": self.atomics}[kind]
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["grid"], d["block"] = list(self.grid), list(self.block)
+        d["by_line"] = {str(k): v for k, v in d["by_line"].items()}
+        return d
+
+    def table(self) -> str:
+        """A readable multi-line summary for terminals and docs."""
+        g = "x".join(map(str, self.grid))
+        b = "x".join(map(str, self.block))
+        lines = [f"kernel {self.kernel} on {self.device}  grid {g}  block {b}  "
+                 f"engine {self.engine}  schedule {self.schedule}"
+                 + (f" (seed {self.seed})" if self.schedule != "fixed" else "")]
+        if self.time_ms is not None:
+            lines.append(f"time {self.time_ms:.6f} ms" + (f"  ({self.cycles} cycles)" if self.cycles else ""))
+        lines.append(f"warp instructions {self.warp_instructions:,}   branches {self.branches:,}   "
+                     f"divergent {self.divergent_branches:,}")
+        lines.append(f"{'':8}{'instr':>12}{'requests':>12}{'transact.':>12}{'bytes req.':>14}"
+                     f"{'bytes moved':>14}{'effic.':>8}")
+        for name, c in (("loads", self.loads), ("stores", self.stores), ("atomics", self.atomics)):
+            lines.append(f"{name:8}{c.instructions:>12,}{c.requests:>12,}{c.transactions:>12,}"
+                         f"{c.bytes_requested:>14,}{c.bytes:>14,}{c.efficiency:>8.2f}")
+        if self.shared_loads or self.shared_stores:
+            lines.append(f"shared memory: {self.shared_loads:,} loads, {self.shared_stores:,} stores")
+        for key, value in self.extra.items():
+            lines.append(f"{key}: {value}")
+        return "\n".join(lines)

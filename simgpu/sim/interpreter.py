@@ -1,0 +1,390 @@
+"""The SIMT interpreter: runs IR over a group of lanes, one numpy vector per value.
+
+Each statement runs for every *active* lane at once; the active set is a
+sorted array of lane indices, so the cost of a statement follows the lanes
+that execute it.  ``if`` runs the taken side, then the other, each with its
+lanes (as a GPU serializes divergent paths); loops run while any lane is
+active, with ``break``/``continue``/``return`` removing lanes per lane.
+
+Every ``exec_*``/``eval_*`` method is a generator.  It yields each memory
+access (a :class:`~simgpu.mem.access.MemoryAccess`) right after performing
+it, and a :class:`Barrier` at ``syncthreads()`` in per-warp mode.  The engines
+drive the generator: the lockstep engine counts the accesses and moves on, the
+per-warp engines interleave warps at these points (randomly, or in simulated
+time), so all engines share this one implementation of the semantics.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..ir import nodes as ir
+from ..lang.errors import KernelRuntimeError
+from ..mem.access import MemoryAccess
+from .atomics import atomic_update, store_winners
+from .lanes import LaneGroup, union
+from .ops import BINARY, COMPARE, UNARY, LaneFault, convert
+
+
+@dataclass
+class ArrayBinding:
+    """An array as the kernel sees it: its storage, base address and name."""
+    name: str
+    data: np.ndarray              # global: the device array; shared: rows x size, flattened
+    base: int = 0                 # byte address of element 0 (global memory)
+    space: str = "global"
+    size: int = 0                 # elements per block (shared) or in all (global)
+
+
+@dataclass
+class Barrier:
+    """Yielded by a warp at ``syncthreads()``: ``idx`` lanes arrived at ``node``."""
+    node: ir.SyncThreads
+    idx: np.ndarray
+
+
+@dataclass
+class Counters:
+    """Per-launch instruction counts, shared by every group of the launch."""
+    warp_instructions: int = 0
+    branches: int = 0
+    divergent_branches: int = 0
+    by_line: dict = field(default_factory=dict)
+
+
+class Frame:
+    """Locals of one kernel or device-function activation, one array per name."""
+
+    def __init__(self, fn: ir.Function, n: int):
+        self.fn = fn
+        self.vars = {name: np.zeros(n, dtype=t.dtype) for name, t in fn.locals}
+        self.arrays: dict = {}
+        self.ret = np.zeros(n, dtype=fn.return_type.dtype) if fn.return_type else None
+
+
+class Loop:
+    def __init__(self):
+        self.brk: list = []
+        self.cont: list = []
+
+
+class Executor:
+    """Runs one kernel over one :class:`LaneGroup`."""
+
+    def __init__(self, group: LaneGroup, schedule, counters: Counters, lockstep: bool):
+        self.group = group
+        self.schedule = schedule
+        self.counters = counters
+        self.lockstep = lockstep
+        self.frame: Frame | None = None
+        self.loops: list = []
+        self._warps_of = (None, 0)
+        self._exec = {cls: getattr(self, "exec_" + cls.__name__) for cls in ir.STMT_NODES}
+        self._eval = {cls: getattr(self, "eval_" + cls.__name__) for cls in ir.EXPR_NODES}
+
+    # --- entry ---------------------------------------------------------------
+
+    def run(self, fn: ir.Function, scalars: dict, arrays: dict):
+        """Generator: run kernel ``fn`` on every lane of the group."""
+        frame = Frame(fn, self.group.n)
+        for p in fn.params:
+            if p.name in scalars:
+                frame.vars[p.name] = np.full(self.group.n, scalars[p.name], dtype=p.type.dtype)
+        frame.arrays = arrays
+        self.frame = frame
+        idx = np.arange(self.group.n, dtype=np.int64)
+        out = yield from self.exec_block(fn.body, idx)
+        self.group.exited[out] = True
+
+    # --- bookkeeping -----------------------------------------------------------
+
+    def warps(self, idx) -> int:
+        """Warps among lanes ``idx`` (one-entry cache: a statement's parts share ``idx``)."""
+        if self._warps_of[0] is not idx:
+            self._warps_of = (idx, self.group.count_warps(idx))
+        return self._warps_of[1]
+
+    def issue(self, idx, node):
+        """Count one warp instruction for every warp with lanes in ``idx``."""
+        w = self.warps(idx)
+        self.counters.warp_instructions += w
+        line = node.loc.line
+        self.counters.by_line[line] = self.counters.by_line.get(line, 0) + w
+
+    def branch(self, idx, cond, node):
+        self.issue(idx, node)
+        self.counters.branches += self.warps(idx)
+        self.counters.divergent_branches += self.group.split_warps(idx, cond)
+
+    def fault(self, node, what, lanes, hint=None, detail=""):
+        lane = int(lanes[0])
+        where = self.group.describe_lane(lane)
+        more = f" (and {len(lanes) - 1} more lanes)" if len(lanes) > 1 else ""
+        return KernelRuntimeError(what, node.loc, hint, f"in {where}{more}{detail}")
+
+    # --- statements ----------------------------------------------------------
+
+    def exec_block(self, stmts, idx):
+        for s in stmts:
+            if idx.size == 0:
+                break
+            idx = yield from self._exec[type(s)](s, idx)
+        return idx
+
+    def exec_Assign(self, s, idx):
+        value = yield from self.eval(s.value, idx)
+        self.issue(idx, s)
+        self.frame.vars[s.name][idx] = value
+        return idx
+
+    def exec_Store(self, s, idx):
+        index = yield from self.eval(s.index, idx)
+        value = yield from self.eval(s.value, idx)
+        self.issue(idx, s)
+        b = self.binding(s.array)
+        pos = self.element(s, b, index, idx)
+        order = self.schedule.order(len(pos))
+        if order is None:
+            b.data[pos] = value       # numpy assigns in order: the highest lane wins
+        else:
+            win = store_winners(pos, order)
+            b.data[pos[win]] = value[win]
+        yield self.access("store", s, b, idx, index)
+        return idx
+
+    def exec_ExprStmt(self, s, idx):
+        yield from self.eval(s.expr, idx)
+        return idx
+
+    def exec_If(self, s, idx):
+        cond = yield from self.eval(s.cond, idx)
+        self.branch(idx, cond, s)
+        taken, other = idx[cond], idx[~cond]
+        out_t = (yield from self.exec_block(s.then, taken)) if taken.size else taken
+        out_f = (yield from self.exec_block(s.orelse, other)) if other.size else other
+        return union([out_t, out_f], self.group.n)
+
+    def exec_While(self, s, idx):
+        return (yield from self.loop(s, idx, None))
+
+    def exec_For(self, s, idx):
+        start = yield from self.eval(s.start, idx)
+        self.issue(idx, s)
+        self.frame.vars[s.var][idx] = start
+        return (yield from self.loop(s, idx, s))
+
+    def loop(self, s, idx, for_loop):
+        active, exits = idx, []
+        while True:
+            if for_loop is None:
+                cond = yield from self.eval(s.cond, active)
+            else:
+                cond = yield from self.range_cond(for_loop, active)
+            self.branch(active, cond, s)
+            exits.append(active[~cond])
+            active = active[cond]
+            if not active.size:
+                break
+            loop = Loop()
+            self.loops.append(loop)
+            out = yield from self.exec_block(s.body, active)
+            self.loops.pop()
+            exits.extend(loop.brk)
+            active = union([out] + loop.cont, self.group.n)
+            if for_loop is not None and active.size:
+                step = yield from self.eval(for_loop.step, active)
+                self.issue(active, s)
+                v = self.frame.vars[for_loop.var]
+                v[active] = v[active] + step
+        return union(exits, self.group.n)
+
+    def range_cond(self, s, idx):
+        v = self.frame.vars[s.var][idx]
+        stop = yield from self.eval(s.stop, idx)
+        if isinstance(s.step, ir.Const):
+            return v < stop if s.step.value > 0 else v > stop
+        step = yield from self.eval(s.step, idx)
+        if (step == 0).any():
+            raise self.fault(s, "range() step is zero", idx[step == 0])
+        return np.where(step > 0, v < stop, v > stop)
+
+    def exec_Break(self, s, idx):
+        self.issue(idx, s)
+        self.loops[-1].brk.append(idx)
+        return idx[:0]
+
+    def exec_Continue(self, s, idx):
+        self.issue(idx, s)
+        self.loops[-1].cont.append(idx)
+        return idx[:0]
+
+    def exec_Return(self, s, idx):
+        if s.value is not None:
+            self.frame.ret[idx] = yield from self.eval(s.value, idx)
+        self.issue(idx, s)
+        if self.frame.fn.is_kernel:
+            self.group.exited[idx] = True
+        return idx[:0]
+
+    def exec_SyncThreads(self, s, idx):
+        self.issue(idx, s)
+        g = self.group
+        if self.lockstep:
+            # Every live thread of a block that reached the barrier must be here.
+            here = np.bincount(g.block_row[idx], minlength=g.shared_rows)
+            live = np.bincount(g.block_row[~g.exited], minlength=g.shared_rows)
+            bad_rows = np.flatnonzero((here > 0) & (here != live))
+        else:
+            missing = np.setdiff1d(np.flatnonzero(~g.exited), idx)
+            bad_rows = g.block_row[missing[:1]]
+        if bad_rows.size:
+            waiting = np.zeros(g.n, dtype=bool)
+            waiting[idx] = True
+            missing = np.flatnonzero(np.isin(g.block_row, bad_rows) & ~waiting & ~g.exited)
+            raise self.divergent_barrier(s, missing)
+        if not self.lockstep:
+            yield Barrier(s, idx)
+        return idx
+
+    def divergent_barrier(self, s, missing):
+        shown = ", ".join(str(tuple(int(v) for v in self.group.geom.thread_index(int(self.group.tid[m]))))
+                          for m in missing[:4])
+        return self.fault(s, "syncthreads() reached by only part of a block", missing,
+                          "every thread of a block must reach the same syncthreads(); move it "
+                          "out of the branch or loop that only some threads take",
+                          detail=f" did not arrive; threads not there: {shown}"
+                          + (" ..." if len(missing) > 4 else ""))
+
+    # --- expressions -----------------------------------------------------------
+
+    def eval(self, e, idx):
+        return (yield from self._eval[type(e)](e, idx))
+
+    def eval_Const(self, e, idx):
+        return np.full(idx.size, e.value, dtype=e.type.dtype)
+        yield  # pragma: no cover - makes this a generator like its siblings
+
+    def eval_Var(self, e, idx):
+        return self.frame.vars[e.name][idx]
+        yield  # pragma: no cover
+
+    def eval_Special(self, e, idx):
+        g = self.group
+        if e.name in ("threadIdx", "blockIdx"):
+            return g.index[(e.name, e.dim)][idx]
+        dims = {"blockDim": g.geom.block, "gridDim": g.geom.grid}
+        value = 32 if e.name == "warp_size" else dims[e.name]["xyz".index(e.dim)]
+        return np.full(idx.size, value, dtype=np.int32)
+        yield  # pragma: no cover
+
+    def eval_Cast(self, e, idx):
+        v = yield from self.eval(e.operand, idx)
+        self.issue(idx, e)
+        return convert(v, e.type.dtype)
+
+    def eval_Binary(self, e, idx):
+        a = yield from self.eval(e.left, idx)
+        b = yield from self.eval(e.right, idx)
+        self.issue(idx, e)
+        try:
+            return BINARY[e.op](a, b)
+        except LaneFault as f:
+            raise self.fault(e, f.what, idx[f.bad], f.hint)
+
+    def eval_Unary(self, e, idx):
+        a = yield from self.eval(e.operand, idx)
+        self.issue(idx, e)
+        return UNARY[e.op](a)
+
+    def eval_Compare(self, e, idx):
+        a = yield from self.eval(e.left, idx)
+        b = yield from self.eval(e.right, idx)
+        self.issue(idx, e)
+        return COMPARE[e.op](a, b)
+
+    def eval_Logical(self, e, idx):
+        left = yield from self.eval(e.left, idx)
+        self.issue(idx, e)
+        # The right side runs only on lanes that still need it, as C's && and ||.
+        need = left if e.op.value == "and" else ~left
+        result = left.copy()
+        if need.any():
+            result[need] = yield from self.eval(e.right, idx[need])
+        return result
+
+    def eval_Select(self, e, idx):
+        cond = yield from self.eval(e.cond, idx)
+        self.issue(idx, e)
+        out = np.empty(idx.size, dtype=e.type.dtype)
+        if cond.any():
+            out[cond] = yield from self.eval(e.if_true, idx[cond])
+        if not cond.all():
+            out[~cond] = yield from self.eval(e.if_false, idx[~cond])
+        return out
+
+    def eval_Load(self, e, idx):
+        index = yield from self.eval(e.index, idx)
+        self.issue(idx, e)
+        b = self.binding(e.array)
+        values = b.data[self.element(e, b, index, idx)]
+        yield self.access("load", e, b, idx, index)
+        return values
+
+    def eval_Atomic(self, e, idx):
+        index = yield from self.eval(e.index, idx)
+        value = yield from self.eval(e.value, idx)
+        compare = (yield from self.eval(e.compare, idx)) if e.compare is not None else None
+        self.issue(idx, e)
+        b = self.binding(e.array)
+        pos = self.element(e, b, index, idx)
+        order = self.schedule.order(len(pos))
+        if order is None:
+            order = np.arange(len(pos))
+        old = atomic_update(b.data, e.op, pos, value, compare, order)
+        yield self.access("atomic", e, b, idx, index)
+        return old
+
+    def eval_Call(self, e, idx):
+        fn = e.function
+        callee = Frame(fn, self.group.n)
+        for p, a in zip(fn.params, e.args):
+            if isinstance(a, ir.ArrayRef):
+                callee.arrays[p.name] = self.binding(a)
+            else:
+                callee.vars[p.name][idx] = yield from self.eval(a, idx)
+        self.issue(idx, e)
+        caller, loops = self.frame, self.loops
+        self.frame, self.loops = callee, []
+        try:
+            yield from self.exec_block(fn.body, idx)
+        finally:
+            self.frame, self.loops = caller, loops
+        return callee.ret[idx] if fn.return_type else np.zeros(idx.size, np.int32)
+
+    # --- memory helpers ------------------------------------------------------------
+
+    def binding(self, ref: ir.ArrayRef) -> ArrayBinding:
+        return self.frame.arrays[ref.name]
+
+    def element(self, node, b: ArrayBinding, index, idx):
+        """Storage positions of ``index`` (bounds-checked) for lanes ``idx``."""
+        size = b.size
+        bad = (index < 0) | (index >= size) if index.dtype.kind == "i" else index >= size
+        if bad.any():
+            lanes = idx[bad]
+            where = "shared array" if b.space == "shared" else "array"
+            raise self.fault(node, f"index {int(index[bad][0])} is out of bounds for {where} "
+                                   f"'{b.name}' of length {size}", lanes,
+                             "check the index against the array's length (e.g. 'if i < n:')")
+        pos = index.astype(np.int64)
+        if b.space == "shared":
+            pos = self.group.block_row[idx] * size + pos
+        return pos
+
+    def access(self, kind, node, b: ArrayBinding, idx, index) -> MemoryAccess:
+        g = self.group
+        word = b.data.dtype.itemsize
+        return MemoryAccess(kind=kind, space=b.space, node=node, array=b.name,
+                            warp=g.warp[idx], lane=g.lane[idx],
+                            address=b.base + index.astype(np.int64) * word, word_size=word)

@@ -1,0 +1,43 @@
+"""A simulated launch: bind arguments, pick an engine, gather the report."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..report import LaunchReport
+from .engines import run_lockstep, run_warps
+from .interpreter import ArrayBinding, Counters
+from .counters import TrafficCounter
+from .lanes import Geometry
+from .schedule import Schedule
+
+ENGINES = ("lockstep", "warps", "timed")
+
+
+def run(device, fn, grid, block, scalars, arrays, engine, schedule, seed) -> LaunchReport:
+    sched = Schedule(schedule, seed)
+    if engine is None:
+        engine = "warps" if sched.is_random else "lockstep"
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
+    geom = Geometry(grid, block)
+    bindings = {name: ArrayBinding(name, a._data, a.base, "global", a.size)
+                for name, a in arrays.items()}
+    counters = Counters()
+    traffic = TrafficCounter(device.arch)
+    report = LaunchReport(kernel=fn.name, device=device.name, grid=grid, block=block,
+                          engine=engine, schedule=schedule, seed=seed)
+    with np.errstate(all="ignore"):      # wrap-around is the semantics, not an accident
+        if engine == "lockstep":
+            run_lockstep(fn, geom, scalars, bindings, sched, counters, traffic)
+        elif engine == "warps":
+            run_warps(fn, geom, scalars, bindings, sched, counters, traffic)
+        else:
+            from .timed import run_timed
+            run_timed(device.config, fn, geom, scalars, bindings, sched, counters, traffic, report)
+    report.warp_instructions = counters.warp_instructions
+    report.branches = counters.branches
+    report.divergent_branches = counters.divergent_branches
+    report.loads, report.stores, report.atomics = (traffic.totals[k] for k in ("load", "store", "atomic"))
+    report.shared_loads, report.shared_stores = traffic.shared["load"], traffic.shared["store"]
+    report.by_line = traffic.by_line
+    return report

@@ -1,0 +1,105 @@
+"""The simulator's implementation of the op table: C semantics on numpy lanes.
+
+One entry per op of ``simgpu.ir.ops`` (a test checks the coverage, and the
+CUDA renderer has the matching C table).  Operands arrive already converted
+to the node's type (the front end made every conversion explicit), so each
+function is a plain same-dtype numpy operation; numpy's fixed-width integer
+arrays wrap around exactly as C's unsigned arithmetic and as two's-complement
+hardware does for signed values.  Checks that need the lanes (division by
+zero, shift counts) raise :class:`LaneFault`; the interpreter turns it into a
+``KernelRuntimeError`` naming the block and thread.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.ops import BinaryOp, CompareOp, UnaryOp
+
+
+class LaneFault(Exception):
+    """A per-lane fault: ``bad`` is the bool mask of faulting lanes."""
+
+    def __init__(self, what: str, bad: np.ndarray, hint: str | None = None):
+        super().__init__(what)
+        self.what, self.bad, self.hint = what, bad, hint
+
+
+def _idiv(a, b):
+    """C's ``/`` on integers: the quotient truncated toward zero."""
+    _check_nonzero(b)
+    q = np.floor_divide(a, b)
+    if a.dtype.kind == "i":
+        q += ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0))).astype(a.dtype)
+    return q
+
+
+def _mod(a, b):
+    """C's ``%``: the remainder takes the sign of the dividend (fmod, not Python's %)."""
+    _check_nonzero(b)
+    return np.fmod(a, b)
+
+
+def _check_nonzero(b):
+    if b.dtype.kind in "iu":
+        bad = b == 0
+        if bad.any():
+            raise LaneFault("integer division by zero", bad,
+                            "guard the division, e.g. 'x // d if d != 0 else 0'")
+
+
+def _shift(fn):
+    def shift(a, b):
+        bits = a.dtype.itemsize * 8
+        bad = (b < 0) | (b >= bits)
+        if bad.any():
+            raise LaneFault(f"shift count out of range for a {bits}-bit value "
+                            f"(it must be 0..{bits - 1}; C leaves other counts undefined)", bad)
+        return fn(a, b.astype(a.dtype))
+    return shift
+
+
+def _min(a, b):
+    # CUDA's min/max on floats are fminf/fmaxf: a NaN operand yields the other one.
+    return np.fmin(a, b) if a.dtype.kind == "f" else np.minimum(a, b)
+
+
+def _max(a, b):
+    return np.fmax(a, b) if a.dtype.kind == "f" else np.maximum(a, b)
+
+
+BINARY = {
+    BinaryOp.ADD: np.add,
+    BinaryOp.SUB: np.subtract,
+    BinaryOp.MUL: np.multiply,
+    BinaryOp.DIV: np.true_divide,
+    BinaryOp.IDIV: _idiv,
+    BinaryOp.MOD: _mod,
+    BinaryOp.LSHIFT: _shift(np.left_shift),
+    BinaryOp.RSHIFT: _shift(np.right_shift),
+    BinaryOp.BITAND: np.bitwise_and,
+    BinaryOp.BITOR: np.bitwise_or,
+    BinaryOp.BITXOR: np.bitwise_xor,
+    BinaryOp.MIN: _min,
+    BinaryOp.MAX: _max,
+}
+
+UNARY = {
+    UnaryOp.NEG: np.negative,
+    UnaryOp.INVERT: np.invert,
+    UnaryOp.NOT: np.logical_not,
+    UnaryOp.ABS: np.abs,          # abs(INT_MIN) stays INT_MIN, as two's complement hardware
+}
+
+COMPARE = {
+    CompareOp.EQ: np.equal,
+    CompareOp.NE: np.not_equal,
+    CompareOp.LT: np.less,
+    CompareOp.LE: np.less_equal,
+    CompareOp.GT: np.greater,
+    CompareOp.GE: np.greater_equal,
+}
+
+
+def convert(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """C's conversion to ``dtype``: modular for integers, truncation for float->int."""
+    return values.astype(dtype, copy=False)
