@@ -40,6 +40,7 @@ class LaunchReport:
     time_ms: float | None = None          # simulated or measured; None where not modeled
     cycles: int | None = None
     warp_instructions: int = 0
+    thread_instructions: int = 0          # active lanes summed over warp instructions
     branches: int = 0
     divergent_branches: int = 0
     loads: AccessCounts = field(default_factory=AccessCounts)

@@ -1,0 +1,554 @@
+"""GPU descriptions: one TOML data file per GPU, loaded into typed, frozen dataclasses.
+
+The simulator knows nothing about particular GPUs; everything it needs -- SM
+count, clocks, occupancy limits, issue rate, memory partitions and DRAM
+timing, caches, PCIe, atomics -- comes from a config file. Bundled files live
+beside this module (``gtx260``, ``h100``, ``h200``)::
+
+    from simgpu.configs import load_config, available_configs
+    cfg = load_config("gtx260")              # a bundled name
+    cfg = load_config("~/gpus/mygpu.toml")   # or a path to your own file
+    print(cfg.describe())
+
+Adding a GPU means writing one file: copy ``gtx260.toml`` (it is the
+commented template), change the figures and give each a comment naming its
+source (datasheet, the CUDA programming guide's "Technical Specifications per
+Compute Capability" table, a whitepaper, a measurement, or "model assumption:
+<why>"). Every key of every section must be present and no other key may
+appear, so a typo is an error instead of a silently ignored line. Values are
+checked for type and for consistency (``peak_bandwidth_gbps`` must match bus
+width x memory clock x data rate within 2 %, ``max_warps_per_sm`` must be
+``max_threads_per_sm / warp_size``, and so on); any problem raises
+``ConfigError`` naming the file, the ``section.key`` and what was expected.
+Put the file beside this module and its stem becomes a bundled name.
+
+Units are in the key names (``_bytes``, ``_mhz``, ``_ns``, ``_us``, ``_gbps``
+= 10^9 bytes/s); "cycles" are always cycles of ``gpu.core_clock_mhz``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import os
+import re
+import tomllib
+import types
+import typing
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping
+
+__all__ = [
+    "ConfigError",
+    "GPUConfig",
+    "GpuInfo",
+    "Limits",
+    "IssueModel",
+    "MemoryModel",
+    "CacheModel",
+    "PcieModel",
+    "AtomicsModel",
+    "load_config",
+    "available_configs",
+    "parse_config",
+    "BANDWIDTH_TOLERANCE",
+]
+
+#: How far ``memory.peak_bandwidth_gbps`` may stray from bus width x clock x data rate.
+BANDWIDTH_TOLERANCE = 0.02
+
+
+class ConfigError(ValueError):
+    """A GPU config file is missing, malformed, or inconsistent."""
+
+
+# --------------------------------------------------------------------------- #
+# Field helpers. Each field carries a short description that error messages
+# quote, and the smallest value it accepts ("positive" or "nonnegative").
+# --------------------------------------------------------------------------- #
+
+_POSITIVE = "positive"
+_NONNEGATIVE = "nonnegative"
+
+
+def _f(doc: str, minimum: str | None = _POSITIVE, default: Any = dataclasses.MISSING):
+    return field(default=default, metadata={"doc": doc, "min": minimum})
+
+
+def _opt(doc: str, minimum: str | None = _POSITIVE):
+    """A key that may be omitted (it then reads as None)."""
+    return field(default=None, metadata={"doc": doc, "min": minimum, "optional": True})
+
+
+# --------------------------------------------------------------------------- #
+# Sections
+# --------------------------------------------------------------------------- #
+
+_ARCH_RE = re.compile(r"^sm_(\d+)([a-z]?)$")   # "sm_13", "sm_90", "sm_90a", "sm_100"
+_CC_RE = re.compile(r"^(\d+)\.(\d+)$")
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    """``[gpu]``: identity, SM count and the clock that issues instructions."""
+
+    name: str = _f("display name", None)
+    arch: str = _f('architecture, "sm_" + major + minor digits, e.g. "sm_13"', None)
+    compute_capability: str = _f('compute capability "major.minor", e.g. "1.3"', None)
+    sm_count: int = _f("number of streaming multiprocessors")
+    cores_per_sm: int = _f("scalar cores (lanes) per SM")
+    core_clock_mhz: float = _f("clock that issues instructions, in MHz")
+    warp_size: int = _f("threads per warp")
+
+    @property
+    def arch_number(self) -> int:
+        """13 for "sm_13", 90 for "sm_90" (and "sm_90a")."""
+        return int(_ARCH_RE.match(self.arch).group(1))
+
+    @property
+    def cc_major(self) -> int:
+        return int(self.compute_capability.split(".")[0])
+
+    @property
+    def cc_minor(self) -> int:
+        return int(self.compute_capability.split(".")[1])
+
+    @property
+    def total_cores(self) -> int:
+        return self.sm_count * self.cores_per_sm
+
+    @property
+    def core_clock_hz(self) -> float:
+        return self.core_clock_mhz * 1e6
+
+    @property
+    def cycle_ns(self) -> float:
+        """Length of one core cycle in nanoseconds."""
+        return 1e3 / self.core_clock_mhz
+
+    def _check(self, err) -> None:
+        m = _ARCH_RE.match(self.arch)
+        if not m:
+            err("arch", f'expected "sm_XY" such as "sm_13" or "sm_90", got {self.arch!r}')
+        c = _CC_RE.match(self.compute_capability)
+        if not c:
+            err("compute_capability", f'expected "major.minor" such as "1.3", got {self.compute_capability!r}')
+        if m.group(1) != c.group(1) + c.group(2):
+            err("compute_capability",
+                f"{self.compute_capability!r} does not match arch {self.arch!r} "
+                f'(compute capability "M.m" goes with arch "sm_Mm")')
+
+
+@dataclass(frozen=True)
+class Limits:
+    """``[limits]``: launch and occupancy limits (the CUDA guide's per-CC table)."""
+
+    max_threads_per_block: int = _f("threads per block")
+    max_block_dim: tuple[int, int, int] = _f("block dimensions [x, y, z]")
+    max_grid_dim: tuple[int, int, int] = _f("grid dimensions [x, y, z]")
+    max_threads_per_sm: int = _f("resident threads per SM")
+    max_blocks_per_sm: int = _f("resident blocks per SM")
+    max_warps_per_sm: int = _f("resident warps per SM")
+    registers_per_sm: int = _f("32-bit registers per SM")
+    shared_memory_per_sm_bytes: int = _f("shared memory per SM in bytes")
+    shared_memory_per_block_bytes: int = _f("shared memory per block in bytes")
+    max_registers_per_thread: int = _f("registers per thread")
+
+    def _check(self, err, gpu: GpuInfo) -> None:
+        if self.max_threads_per_sm % gpu.warp_size or self.max_warps_per_sm != self.max_threads_per_sm // gpu.warp_size:
+            err("max_warps_per_sm",
+                f"expected max_threads_per_sm / gpu.warp_size = "
+                f"{self.max_threads_per_sm} / {gpu.warp_size}, got {self.max_warps_per_sm}")
+        if self.max_threads_per_block > self.max_threads_per_sm:
+            err("max_threads_per_block",
+                f"{self.max_threads_per_block} exceeds max_threads_per_sm = {self.max_threads_per_sm}")
+        if any(d > self.max_threads_per_block for d in self.max_block_dim[:2]):
+            err("max_block_dim", f"{list(self.max_block_dim)}: x and y cannot exceed max_threads_per_block")
+        if self.shared_memory_per_block_bytes > self.shared_memory_per_sm_bytes:
+            err("shared_memory_per_block_bytes",
+                f"{self.shared_memory_per_block_bytes} exceeds shared_memory_per_sm_bytes = "
+                f"{self.shared_memory_per_sm_bytes}")
+
+
+@dataclass(frozen=True)
+class IssueModel:
+    """``[issue]``: how fast an SM issues and how long results take."""
+
+    warp_issue_cycles: float = _f("cycles for one SM to issue one warp instruction (4 on CC 1.3, 0.25 on Hopper)")
+    schedulers_per_sm: int = _f("warp schedulers per SM")
+    alu_latency_cycles: int = _f("cycles until an arithmetic result can be read")
+    shared_memory_latency_cycles: int = _f("cycles of a shared-memory load")
+    kernel_launch_overhead_us: float = _f("time added per kernel launch, in microseconds", _NONNEGATIVE)
+
+    @property
+    def warp_instructions_per_cycle(self) -> float:
+        """Warp instructions one SM issues per cycle (0.25 on CC 1.3, 4 on Hopper)."""
+        return 1.0 / self.warp_issue_cycles
+
+    @property
+    def scheduler_issue_interval_cycles(self) -> float:
+        """Cycles between two issues of one scheduler (4 on CC 1.3, 1 on Hopper)."""
+        return self.warp_issue_cycles * self.schedulers_per_sm
+
+
+_COALESCING = ("half-warp", "sector")
+
+
+@dataclass(frozen=True)
+class MemoryModel:
+    """``[memory]``: global memory, its partitions (channels) and DRAM timing."""
+
+    technology: str = _f('memory technology, e.g. "GDDR3", "HBM3"', None)
+    global_memory_bytes: int = _f("global memory size in bytes")
+    bus_width_bits: int = _f("total memory bus width in bits")
+    memory_clock_mhz: float = _f("memory clock in MHz")
+    data_rate: int = _f("transfers per memory clock (2 for DDR)")
+    peak_bandwidth_gbps: float = _f("peak bandwidth in GB/s (10^9 bytes/s)")
+    partitions: int = _f("independent memory partitions (channels)")
+    partition_interleave_bytes: int = _f("bytes mapped to one partition before moving to the next")
+    dram_banks_per_partition: int = _f("DRAM banks per partition")
+    row_buffer_bytes: int = _f("bytes of one open DRAM row")
+    row_hit_latency_ns: float = _f("DRAM access time to an open row, in ns", _NONNEGATIVE)
+    row_miss_latency_ns: float = _f("DRAM access time with precharge + activate, in ns", _NONNEGATIVE)
+    min_access_bytes: int = _f("smallest memory transaction in bytes")
+    interconnect_latency_cycles: int = _f("SM <-> partition round trip outside DRAM, in core cycles", _NONNEGATIVE)
+    coalescing: str = _f('"half-warp" (CC 1.2/1.3 segments) or "sector" (CC 2.x+ 32-byte sectors)', None)
+
+    @property
+    def computed_bandwidth_gbps(self) -> float:
+        """bus width / 8 x memory clock x data rate, in GB/s."""
+        return self.bus_width_bits / 8 * self.memory_clock_mhz * 1e6 * self.data_rate / 1e9
+
+    @property
+    def partition_width_bits(self) -> int:
+        return self.bus_width_bits // self.partitions
+
+    @property
+    def partition_bandwidth_gbps(self) -> float:
+        """Peak bandwidth of one partition, in GB/s."""
+        return self.peak_bandwidth_gbps / self.partitions
+
+    def _check(self, err) -> None:
+        computed = self.computed_bandwidth_gbps
+        if abs(self.peak_bandwidth_gbps - computed) > BANDWIDTH_TOLERANCE * computed:
+            err("peak_bandwidth_gbps",
+                f"{self.peak_bandwidth_gbps} GB/s is not within {BANDWIDTH_TOLERANCE:.0%} of "
+                f"bus_width_bits / 8 x memory_clock_mhz x data_rate = "
+                f"{self.bus_width_bits}/8 x {self.memory_clock_mhz:g} MHz x {self.data_rate} = {computed:.1f} GB/s")
+        if self.bus_width_bits % self.partitions:
+            err("partitions",
+                f"bus_width_bits = {self.bus_width_bits} does not split evenly over {self.partitions} partitions")
+        if self.row_miss_latency_ns < self.row_hit_latency_ns:
+            err("row_miss_latency_ns",
+                f"{self.row_miss_latency_ns} ns is below row_hit_latency_ns = {self.row_hit_latency_ns} ns")
+        if self.partition_interleave_bytes % self.min_access_bytes:
+            err("partition_interleave_bytes",
+                f"{self.partition_interleave_bytes} is not a multiple of min_access_bytes = {self.min_access_bytes}")
+        if self.coalescing not in _COALESCING:
+            err("coalescing", f"expected one of {', '.join(map(repr, _COALESCING))}, got {self.coalescing!r}")
+
+
+@dataclass(frozen=True)
+class CacheModel:
+    """``[cache]``: caches on the global-memory path (absent on CC 1.x).
+
+    With ``present = false`` only ``present`` may be given; with
+    ``present = true`` every key except ``l2_bandwidth_gbps`` is required.
+    """
+
+    present: bool = _f("whether global loads go through L1/L2 caches", None)
+    l1_bytes_per_sm: int | None = _opt("L1 data cache per SM in bytes")
+    l1_line_bytes: int | None = _opt("L1 line size in bytes")
+    sector_bytes: int | None = _opt("sector size in bytes")
+    l1_latency_cycles: int | None = _opt("cycles of an L1 hit")
+    l2_bytes: int | None = _opt("L2 size in bytes")
+    l2_latency_cycles: int | None = _opt("cycles of an L2 hit")
+    l2_bandwidth_gbps: float | None = _opt("L2 bandwidth in GB/s")
+
+    _OPTIONAL_WHEN_PRESENT = ("l2_bandwidth_gbps",)
+
+    def _check(self, err) -> None:
+        others = [f.name for f in dataclasses.fields(self) if f.name != "present"]
+        if self.present:
+            for name in others:
+                if getattr(self, name) is None and name not in self._OPTIONAL_WHEN_PRESENT:
+                    err(name, f"missing; required when present = true ({_doc(type(self), name)})")
+            if self.l1_line_bytes % self.sector_bytes:
+                err("l1_line_bytes", f"{self.l1_line_bytes} is not a multiple of sector_bytes = {self.sector_bytes}")
+        else:
+            for name in others:
+                if getattr(self, name) is not None:
+                    err(name, "given although present = false; remove it (it would have no effect)")
+
+
+@dataclass(frozen=True)
+class PcieModel:
+    """``[pcie]``: the host link."""
+
+    generation: int = _f("PCI Express generation")
+    bandwidth_gbps: float = _f("effective host<->device bandwidth in GB/s")
+    latency_us: float = _f("fixed cost of one host<->device copy in microseconds", _NONNEGATIVE)
+
+
+@dataclass(frozen=True)
+class AtomicsModel:
+    """``[atomics]``: global-memory atomic operations."""
+
+    global_atomic_latency_cycles: int = _f("cycles of one uncontended global atomic")
+    same_address_serialization_cycles: float = _f(
+        "cycles between two atomics to the same address", _NONNEGATIVE)
+
+
+_SECTIONS: dict[str, type] = {
+    "gpu": GpuInfo,
+    "limits": Limits,
+    "issue": IssueModel,
+    "memory": MemoryModel,
+    "cache": CacheModel,
+    "pcie": PcieModel,
+    "atomics": AtomicsModel,
+}
+
+
+@dataclass(frozen=True)
+class GPUConfig:
+    """One GPU: a frozen bundle of its sections, plus where it came from."""
+
+    gpu: GpuInfo
+    limits: Limits
+    issue: IssueModel
+    memory: MemoryModel
+    cache: CacheModel
+    pcie: PcieModel
+    atomics: AtomicsModel
+    key: str = field(default="", compare=False)      # bundled name or file stem
+    source: str = field(default="", compare=False)   # file it was read from
+
+    @property
+    def name(self) -> str:
+        return self.gpu.name
+
+    def ns_to_cycles(self, ns: float) -> float:
+        """Convert nanoseconds to core cycles."""
+        return ns * self.gpu.core_clock_mhz / 1e3
+
+    def cycles_to_ns(self, cycles: float) -> float:
+        """Convert core cycles to nanoseconds."""
+        return cycles * 1e3 / self.gpu.core_clock_mhz
+
+    def describe(self) -> str:
+        """A readable multi-line summary (for ``simgpu devices``)."""
+        g, lim, iss, mem, c, p = self.gpu, self.limits, self.issue, self.memory, self.cache, self.pcie
+        key = f"  [{self.key}]" if self.key else ""
+        per_cycle = iss.warp_instructions_per_cycle
+        lines = [
+            f"{g.name}{key}",
+            f"  architecture  {g.arch} (compute capability {g.compute_capability}), warp size {g.warp_size}",
+            f"  SMs           {g.sm_count} x {g.cores_per_sm} cores = {g.total_cores} cores "
+            f"at {g.core_clock_mhz:g} MHz",
+            f"  issue         {iss.schedulers_per_sm} scheduler(s)/SM, {per_cycle:g} warp instruction(s) "
+            f"per cycle per SM; ALU latency {iss.alu_latency_cycles} cycles, "
+            f"shared memory {iss.shared_memory_latency_cycles} cycles",
+            f"  memory        {_size(mem.global_memory_bytes)} {mem.technology}, {mem.bus_width_bits}-bit at "
+            f"{mem.memory_clock_mhz:g} MHz x {mem.data_rate} = {mem.peak_bandwidth_gbps:g} GB/s peak",
+            f"  partitions    {mem.partitions} x {mem.partition_width_bits}-bit, "
+            f"{mem.partition_interleave_bytes} B interleave, {mem.dram_banks_per_partition} banks, "
+            f"{mem.row_buffer_bytes} B rows (hit {mem.row_hit_latency_ns:g} ns, miss {mem.row_miss_latency_ns:g} ns)",
+            f"  coalescing    {mem.coalescing}, {mem.min_access_bytes} B minimum access, "
+            f"interconnect {mem.interconnect_latency_cycles} cycles",
+        ]
+        if c.present:
+            l2bw = f", {c.l2_bandwidth_gbps:g} GB/s" if c.l2_bandwidth_gbps is not None else ""
+            lines.append(
+                f"  caches        L1 {_size(c.l1_bytes_per_sm)}/SM ({c.l1_line_bytes} B lines, "
+                f"{c.sector_bytes} B sectors, {c.l1_latency_cycles} cycles); "
+                f"L2 {_size(c.l2_bytes)} ({c.l2_latency_cycles} cycles{l2bw})")
+        else:
+            lines.append("  caches        none on the global-memory path")
+        lines += [
+            f"  limits        {lim.max_threads_per_block} threads/block, block {_dims(lim.max_block_dim)}, "
+            f"grid {_dims(lim.max_grid_dim)}",
+            f"                per SM: {lim.max_threads_per_sm} threads, {lim.max_warps_per_sm} warps, "
+            f"{lim.max_blocks_per_sm} blocks, {lim.registers_per_sm} registers, "
+            f"{_size(lim.shared_memory_per_sm_bytes)} shared",
+            f"                per block: {_size(lim.shared_memory_per_block_bytes)} shared; "
+            f"{lim.max_registers_per_thread} registers/thread",
+            f"  host link     PCIe gen {p.generation}, {p.bandwidth_gbps:g} GB/s, {p.latency_us:g} us per copy; "
+            f"launch {iss.kernel_launch_overhead_us:g} us",
+            f"  atomics       {self.atomics.global_atomic_latency_cycles} cycles, same address every "
+            f"{self.atomics.same_address_serialization_cycles:g} cycles",
+        ]
+        if self.source:
+            lines.append(f"  from          {self.source}")
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- #
+# Parsing and validation
+# --------------------------------------------------------------------------- #
+
+def _doc(cls: type, name: str) -> str:
+    return next(f.metadata.get("doc", "") for f in dataclasses.fields(cls) if f.name == name)
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.4g} {unit}"
+    return f"{n} B"
+
+
+def _dims(d: tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(x) for x in d) + ")"
+
+
+def _type_text(tp: Any) -> str:
+    if tp is int:
+        return "an integer"
+    if tp is float:
+        return "a number"
+    if tp is str:
+        return "a string"
+    if tp is bool:
+        return "true or false"
+    if typing.get_origin(tp) is tuple:
+        return f"a list of {len(typing.get_args(tp))} positive integers"
+    return str(tp)
+
+
+def _coerce(value: Any, tp: Any, minimum: str | None) -> tuple[bool, Any]:
+    """Return (ok, converted value) for a TOML value against a field type."""
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):  # X | None: check as X
+        tp = next(a for a in typing.get_args(tp) if a is not type(None))
+    if tp is bool:
+        return isinstance(value, bool), value
+    if tp is str:
+        return isinstance(value, str) and value.strip() != "", value
+    if tp is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif tp is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        value = float(value) if ok else value
+    elif typing.get_origin(tp) is tuple:
+        n = len(typing.get_args(tp))
+        ok = (isinstance(value, list) and len(value) == n
+              and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value))
+        return ok, tuple(value) if ok else value
+    else:  # pragma: no cover - only the types above are used
+        raise TypeError(tp)
+    if ok and minimum == _POSITIVE and value <= 0:
+        ok = False
+    if ok and minimum == _NONNEGATIVE and value < 0:
+        ok = False
+    return ok, value
+
+
+def _parse_section(cls: type, table: Any, section: str, source: str):
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: [{section}]: expected a table (a [{section}] section), got {table!r}")
+    flds = dataclasses.fields(cls)
+    known = [f.name for f in flds]
+    unknown = [k for k in table if k not in known]
+    if unknown:
+        raise ConfigError(
+            f"{source}: {section}.{unknown[0]}: unknown key (a typo?); "
+            f"[{section}] takes: {', '.join(known)}")
+    hints = typing.get_type_hints(cls)
+    values = {}
+    for f in flds:
+        doc, minimum = f.metadata.get("doc", ""), f.metadata.get("min")
+        expected = _type_text(typing.get_args(hints[f.name])[0] if f.metadata.get("optional") else hints[f.name])
+        if minimum == _POSITIVE and expected in ("an integer", "a number"):
+            expected = "a positive " + expected.split(" ", 1)[1]
+        elif minimum == _NONNEGATIVE:
+            expected = "a non-negative " + expected.split(" ", 1)[1]
+        if f.name not in table:
+            if f.metadata.get("optional"):
+                values[f.name] = None
+                continue
+            raise ConfigError(f"{source}: {section}.{f.name}: missing; expected {expected} ({doc})")
+        ok, value = _coerce(table[f.name], hints[f.name], minimum)
+        if not ok:
+            raise ConfigError(
+                f"{source}: {section}.{f.name}: expected {expected} ({doc}), got {table[f.name]!r}")
+        values[f.name] = value
+    return cls(**values)
+
+
+def parse_config(data: Mapping[str, Any], source: str = "<config>", key: str = "") -> GPUConfig:
+    """Build and validate a GPUConfig from already-parsed TOML data."""
+    unknown = [s for s in data if s not in _SECTIONS]
+    if unknown:
+        raise ConfigError(
+            f"{source}: [{unknown[0]}]: unknown section (a typo?); "
+            f"a config has: {', '.join('[' + s + ']' for s in _SECTIONS)}")
+    parts = {}
+    for section, cls in _SECTIONS.items():
+        if section not in data:
+            raise ConfigError(f"{source}: [{section}]: missing section; expected keys: "
+                              f"{', '.join(f.name for f in dataclasses.fields(cls))}")
+        parts[section] = _parse_section(cls, data[section], section, source)
+
+    def checker(section: str):
+        def err(name: str, problem: str):
+            raise ConfigError(f"{source}: {section}.{name}: {problem}")
+        return err
+
+    parts["gpu"]._check(checker("gpu"))
+    parts["limits"]._check(checker("limits"), parts["gpu"])
+    parts["memory"]._check(checker("memory"))
+    parts["cache"]._check(checker("cache"))
+    return GPUConfig(**parts, key=key, source=source)
+
+
+def _parse_text(text: str, source: str, key: str) -> GPUConfig:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{source}: not valid TOML: {e}") from None
+    return parse_config(data, source=source, key=key)
+
+
+def available_configs() -> list[str]:
+    """Names of the bundled configs, e.g. ['gtx260', 'h100', 'h200']."""
+    return sorted(p.name[: -len(".toml")] for p in resources.files(__name__).iterdir()
+                  if p.name.endswith(".toml"))
+
+
+@functools.lru_cache(maxsize=None)
+def _load_bundled(name: str) -> GPUConfig:
+    res = resources.files(__name__).joinpath(name + ".toml")
+    return _parse_text(res.read_text(encoding="utf-8"), source=str(res), key=name)
+
+
+def load_config(name_or_path: str | os.PathLike) -> GPUConfig:
+    """Load a bundled config by name ("gtx260"; a "sim:" prefix is accepted)
+    or a user's config file by path (anything ending in .toml or naming a file)."""
+    if isinstance(name_or_path, os.PathLike):
+        return _load_path(Path(name_or_path))
+    if not isinstance(name_or_path, str):
+        raise ConfigError(f"load_config expects a config name or a path, got {name_or_path!r}")
+    text = name_or_path.strip()
+    looks_like_path = text.endswith(".toml") or "/" in text or os.sep in text
+    if looks_like_path:
+        return _load_path(Path(text))
+    name = text.lower().removeprefix("sim:")
+    if name in available_configs():
+        return _load_bundled(name)
+    raise ConfigError(
+        f"unknown GPU config {name_or_path!r}; available: {', '.join(available_configs())} "
+        f"(or give the path of a .toml file; see gtx260.toml for the format)")
+
+
+def _load_path(path: Path) -> GPUConfig:
+    path = path.expanduser()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file") from None
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read config file: {e}") from None
+    return _parse_text(text, source=str(path), key=path.stem)

@@ -35,6 +35,7 @@ def run(device, fn, grid, block, scalars, arrays, engine, schedule, seed) -> Lau
             from .timed import run_timed
             run_timed(device.config, fn, geom, scalars, bindings, sched, counters, traffic, report)
     report.warp_instructions = counters.warp_instructions
+    report.thread_instructions = counters.thread_instructions
     report.branches = counters.branches
     report.divergent_branches = counters.divergent_branches
     report.loads, report.stores, report.atomics = (traffic.totals[k] for k in ("load", "store", "atomic"))

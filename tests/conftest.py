@@ -1,0 +1,20 @@
+import numpy as np
+import pytest
+
+import simgpu
+
+
+@pytest.fixture
+def dev():
+    """The default device: the paper's GTX 260 (CC 1.3, half-warp coalescing)."""
+    return simgpu.get_device("sim:gtx260")
+
+
+@pytest.fixture
+def h100():
+    return simgpu.get_device("sim:h100")
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)

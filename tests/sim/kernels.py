@@ -1,0 +1,151 @@
+"""Kernels the simulator tests run (kept in a module: the front end reads source files)."""
+from simgpu.lang import (Array, atomic_add, atomic_cas, atomic_exch, atomic_max, atomic_min,
+                         atomic_or_, blockDim, blockIdx, device_function, f32, gridDim, i32,
+                         i64, kernel, shared_array, syncthreads, threadIdx, u32)
+
+BLOCK = 128
+
+
+@kernel
+def scale_add(a: Array[f32], b: Array[f32], out: Array[f32], alpha: f32, n: i32):
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    if i < n:
+        out[i] = alpha * a[i] + b[i]
+
+
+@kernel
+def copy_striding(src: Array[i32], dst: Array[i32], n: i32):
+    # Consecutive threads touch consecutive words at every step: coalesced.
+    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        dst[i] = src[i]
+
+
+@kernel
+def copy_partitioning(src: Array[i32], dst: Array[i32], n: i32):
+    # Each thread copies its own contiguous chunk: neighbours are a chunk apart.
+    t = blockIdx.x * blockDim.x + threadIdx.x
+    threads = gridDim.x * blockDim.x
+    chunk = (n + threads - 1) // threads
+    lo = t * chunk
+    hi = min(lo + chunk, n)
+    for i in range(lo, hi):
+        dst[i] = src[i]
+
+
+@kernel
+def copy_strided(src: Array[i32], dst: Array[i32], stride: i32, n: i32):
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    if i < n:
+        dst[i] = src[(i * stride) % n]
+
+
+@kernel
+def sum_atomic(a: Array[i64], total: Array[i64], n: i32):
+    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        atomic_add(total, 0, a[i])
+
+
+@kernel
+def block_sums(a: Array[i32], sums: Array[i64], n: i32):
+    buf = shared_array(i64, BLOCK)
+    t = threadIdx.x
+    i = blockIdx.x * blockDim.x + t
+    buf[t] = i64(a[i]) if i < n else 0
+    syncthreads()
+    s = BLOCK // 2
+    while s > 0:
+        if t < s:
+            buf[t] += buf[t + s]
+        syncthreads()
+        s = s // 2
+    if t == 0:
+        sums[blockIdx.x] = buf[0]
+
+
+@kernel
+def collatz_steps(start: Array[i64], steps: Array[i32], n: i32):
+    # A divergent while loop: every lane iterates a different number of times.
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    if i >= n:
+        return
+    x = start[i]
+    k = 0
+    while x != 1:
+        if x % 2 == 0:
+            x = x // 2
+        else:
+            x = 3 * x + 1
+        k += 1
+        if k > 1000:
+            break
+    steps[i] = k
+
+
+@kernel
+def first_multiple(a: Array[i32], out: Array[i32], m: i32, width: i32, rows: i32):
+    # break/continue per lane: position of the first multiple of m in each row, or -1.
+    r = blockIdx.x * blockDim.x + threadIdx.x
+    if r < rows:
+        found = -1
+        for j in range(width):
+            v = a[r * width + j]
+            if v == 0:
+                continue
+            if v % m == 0:
+                found = j
+                break
+        out[r] = found
+
+
+@device_function
+def clamp(x: i64, lo: i64, hi: i64) -> i64:
+    if x < lo:
+        return lo
+    if x > hi:
+        return hi
+    return x
+
+
+@kernel
+def clamp_all(a: Array[i64], n: i32, lo: i64, hi: i64):
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    if i < n:
+        a[i] = clamp(a[i], lo, hi)
+
+
+@kernel
+def histogram(keys: Array[i32], counts: Array[i32], old: Array[i32], n: i32):
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    if i < n:
+        old[i] = atomic_add(counts, keys[i], 1)
+
+
+@kernel
+def atomic_ops(keys: Array[i32], vals: Array[i32], mins: Array[i32], maxs: Array[i32],
+               exch: Array[i32], ors: Array[u32], old_min: Array[i32], old_exch: Array[i32],
+               n: i32):
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    if i < n:
+        k = keys[i]
+        old_min[i] = atomic_min(mins, k, vals[i])
+        atomic_max(maxs, k, vals[i])
+        old_exch[i] = atomic_exch(exch, k, vals[i])
+        atomic_or_(ors, k, u32(1) << u32(i % 32))
+
+
+@kernel
+def cas_increment(counter: Array[i32], n: i32):
+    # A lock-free increment with compare-and-swap retries.
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    if i < n:
+        done = False
+        while not done:
+            cur = counter[0]
+            done = atomic_cas(counter, 0, cur, cur + 1) == cur
+
+
+@kernel
+def scatter(idx: Array[i32], vals: Array[i32], out: Array[i32], n: i32):
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    if i < n:
+        out[idx[i]] = vals[i]
