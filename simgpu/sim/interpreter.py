@@ -54,6 +54,14 @@ class Counters:
     divergent_branches: int = 0
     by_line: dict = field(default_factory=dict)
 
+    def merge(self, other: "Counters") -> None:
+        self.warp_instructions += other.warp_instructions
+        self.thread_instructions += other.thread_instructions
+        self.branches += other.branches
+        self.divergent_branches += other.divergent_branches
+        for line, n in other.by_line.items():
+            self.by_line[line] = self.by_line.get(line, 0) + n
+
 
 class Frame:
     """Locals of one kernel or device-function activation, one array per name."""

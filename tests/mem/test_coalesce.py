@@ -163,7 +163,8 @@ class TestSectors:
 # ---------------------------------------------------------------- errors
 
 class TestErrors:
-    @pytest.mark.parametrize("arch", ["sm13", "13", "compute_90", "sm_9", "sm_", "SM_90", "sm_90x", "", None, 90])
+    @pytest.mark.parametrize("arch", ["sm13", "13", "compute_90", "sm_9", "sm_", "SM_90",
+                                      "sm_90x", "", None, 90])
     def test_bad_arch(self, arch):
         with pytest.raises(ValueError, match="sm_NN"):
             transactions([0], 4, arch)

@@ -1,0 +1,124 @@
+"""Memory partitions: address interleaving, request queues, DRAM row buffers.
+
+Each partition (a 64-bit GDDR3 channel on the GTX 260, an HBM channel on
+Hopper) serves the transactions routed to it in arrival order.  A
+transaction waits for its bank (a row miss first closes the open row and
+opens its own: tRP + tRCD) and for the partition's data bus (size / the
+partition's share of the peak bandwidth), then returns after the column
+latency and the interconnect.  The partition keeps, per bank, when it is
+free and which row is open, and for the bus when it is free — a reservation
+table, so one warp instruction costs one computation per partition it
+touches rather than one simulation event per byte.
+
+All times are in SM-clock cycles (the config's ``core_clock_mhz``).
+"""
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+
+class Partition:
+    def __init__(self, index: int, banks: int):
+        self.index = index
+        self.bus_free = 0.0
+        self.bank_free = np.zeros(banks)
+        self.open_row = np.full(banks, -1, dtype=np.int64)
+        self.in_flight: deque = deque()        # completion times, ascending
+        self.transactions = 0
+        self.bytes = 0
+        self.busy = 0.0                        # cycles the data bus was busy
+        self.row_hits = 0
+        self.queue_samples = 0
+        self.queue_total = 0
+        self.queue_max = 0
+
+
+class MemorySystem:
+    """The partitions of one GPU, shared by every SM."""
+
+    def __init__(self, config):
+        m = config.memory
+        self.config = config
+        self.interleave = m.partition_interleave_bytes
+        self.n = m.partitions
+        self.banks = m.dram_banks_per_partition
+        self.row_bytes = m.row_buffer_bytes
+        cycle_ns = 1e3 / config.gpu.core_clock_mhz
+        self.bytes_per_cycle = m.peak_bandwidth_gbps / m.partitions * cycle_ns   # GB/s * ns = B
+        self.hit = m.row_hit_latency_ns / cycle_ns
+        self.activate = (m.row_miss_latency_ns - m.row_hit_latency_ns) / cycle_ns
+        self.half_trip = m.interconnect_latency_cycles / 2
+        self.atomic_latency = config.atomics.global_atomic_latency_cycles
+        self.same_address = config.atomics.same_address_serialization_cycles
+        self.parts = [Partition(i, self.banks) for i in range(self.n)]
+
+    def locate(self, address: np.ndarray):
+        """(partition, bank, row) of byte addresses: interleave chunks round-robin over partitions."""
+        chunk = address // self.interleave
+        part = chunk % self.n
+        local = (chunk // self.n) * self.interleave + address % self.interleave
+        bank = (local // self.row_bytes) % self.banks
+        row = local // (self.row_bytes * self.banks)
+        return part, bank, row
+
+    def access(self, kind: str, addresses: np.ndarray, sizes: np.ndarray, t: float) -> float:
+        """Serve one warp instruction's transactions issued at cycle ``t``; return when its data is back."""
+        part, bank, row = self.locate(addresses)
+        arrive = t + self.half_trip
+        done = arrive
+        order = np.argsort(part, kind="stable")
+        part, bank, row, sizes, addresses = (a[order] for a in (part, bank, row, sizes, addresses))
+        bounds = np.flatnonzero(np.r_[True, part[1:] != part[:-1], True])
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            p = self.parts[int(part[lo])]
+            finish = self._serve(p, bank[lo:hi], row[lo:hi], sizes[lo:hi], arrive)
+            if kind == "atomic":
+                # Read-modify-write at the partition; lanes on one address go one by one.
+                _, counts = np.unique(addresses[lo:hi], return_counts=True)
+                finish += self.atomic_latency - self.hit + (counts.max() - 1) * self.same_address
+            done = max(done, finish)
+        return done + self.half_trip
+
+    def _serve(self, p: Partition, banks, rows, sizes, arrive: float) -> float:
+        while p.in_flight and p.in_flight[0] <= arrive:
+            p.in_flight.popleft()
+        depth = len(p.in_flight)
+        p.queue_samples += 1
+        p.queue_total += depth
+        p.queue_max = max(p.queue_max, depth)
+        last = arrive
+        for b, r, s in zip(banks.tolist(), rows.tolist(), sizes.tolist()):
+            ready = max(arrive, p.bank_free[b])
+            if p.open_row[b] != r:
+                ready += self.activate                 # precharge + activate the new row
+                p.open_row[b] = r
+            else:
+                p.row_hits += 1
+            data = s / self.bytes_per_cycle
+            start = max(ready, p.bus_free)
+            p.bus_free = start + data
+            p.bank_free[b] = p.bus_free
+            p.busy += data
+            last = p.bus_free + self.hit
+            p.in_flight.append(last)
+        p.transactions += len(sizes)
+        p.bytes += int(np.sum(sizes))
+        return last
+
+    def summary(self, cycles: float) -> dict:
+        """Per-partition counts, queue depths and utilization for the report."""
+        tx = [p.transactions for p in self.parts]
+        samples = sum(p.queue_samples for p in self.parts)
+        total_bytes = sum(p.bytes for p in self.parts)
+        seconds = cycles / (self.config.gpu.core_clock_mhz * 1e6) if cycles else 0
+        return {
+            "partition_transactions": tx,
+            "queue_mean": (sum(p.queue_total for p in self.parts) / samples) if samples else 0.0,
+            "queue_max": max(p.queue_max for p in self.parts),
+            "bus_utilization": (sum(p.busy for p in self.parts) / (cycles * self.n)) if cycles else 0.0,
+            "row_hit_rate": (sum(p.row_hits for p in self.parts) / sum(tx)) if sum(tx) else 0.0,
+            "dram_bytes": total_bytes,
+            "achieved_gbps": total_bytes / seconds / 1e9 if seconds else 0.0,
+        }
