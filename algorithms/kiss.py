@@ -416,3 +416,69 @@ def uniform_below(x, bound):
     # x <= 2^32 - 1 and bound <= 2^32, so the product is < 2^64: exact in uint64
     prod = x.astype(np.uint64) * b.astype(np.uint64)
     return (prod >> np.uint64(32)).astype(np.int64)
+
+
+# --------------------------------------------------------------------------
+# device side: the same generator as kernel-language device functions
+# --------------------------------------------------------------------------
+# A thread's KISS state lives in global memory, four uint32 words per
+# generator: state[4*g + 0..3] = (z, w, jsr, jcong) of generator g (usually
+# the thread's id).  Device functions return one scalar, so kiss_next advances
+# the words in place and returns the draw.  kiss_seed_device(state, g, seed,
+# thread) writes seed_words(seed, thread); the expressions are those of
+# seed_words / KissStreams.next on uint64 / uint32 with C wrap-around, so a
+# kernel's draws equal KissStreams(seed, count).next() bit for bit
+# (tests/algorithms/test_list_ranking_kiss.py).  kiss_below is uniform_below:
+# (x * bound) >> 32, one __umulhi on the GPU.
+
+from simgpu.lang import Array, device_function, i32, i64, u32, u64  # noqa: E402
+
+GOLDEN64_X2 = (2 * GOLDEN64) & MASK64  # 2 * GOLDEN64 mod 2^64, a kernel constant
+
+
+@device_function
+def mix64_device(x: u64) -> u64:
+    """mix64 (splitmix64's finalizer) on the device."""
+    x = (x ^ (x >> 30)) * _SM_M1
+    x = (x ^ (x >> 27)) * _SM_M2
+    return x ^ (x >> 31)
+
+
+@device_function
+def kiss_seed_device(state: Array[u32], g: i32, seed: u64, thread: u64):
+    """state[4g .. 4g+3] = seed_words(seed, thread) (seed, thread taken mod 2^64)."""
+    key = mix64_device(mix64_device(seed) + thread)
+    a = mix64_device(key + GOLDEN64)
+    b = mix64_device(key + GOLDEN64_X2)
+    base = 4 * i64(g)
+    state[base] = u32(1 + (a & MASK32) % (Z_FIXED - 1))
+    state[base + 1] = u32(1 + (a >> 32) % (W_FIXED - 1))
+    state[base + 2] = u32(1 + (b & MASK32) % MASK32)
+    state[base + 3] = u32(b >> 32)
+
+
+@device_function
+def kiss_next(state: Array[u32], g: i32) -> u32:
+    """Advance generator g (state[4g .. 4g+3]) by one step; return its KISS99 output."""
+    base = 4 * i64(g)
+    z = state[base]
+    w = state[base + 1]
+    jsr = state[base + 2]
+    jcong = state[base + 3]
+    z = 36969 * (z & 65535) + (z >> 16)
+    w = 18000 * (w & 65535) + (w >> 16)
+    jcong = 69069 * jcong + 1234567
+    jsr ^= jsr << 17
+    jsr ^= jsr >> 13
+    jsr ^= jsr << 5
+    state[base] = z
+    state[base + 1] = w
+    state[base + 2] = jsr
+    state[base + 3] = jcong
+    return (((z << 16) + w) ^ jcong) + jsr
+
+
+@device_function
+def kiss_below(x: u32, bound: i64) -> i64:
+    """uniform_below(x, bound) on the device: (x * bound) >> 32, for 1 <= bound <= 2^32."""
+    return i64((u64(x) * u64(bound)) >> 32)

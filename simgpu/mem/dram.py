@@ -23,8 +23,8 @@ class Partition:
     def __init__(self, index: int, banks: int):
         self.index = index
         self.bus_free = 0.0
-        self.bank_free = np.zeros(banks)
-        self.open_row = np.full(banks, -1, dtype=np.int64)
+        self.bank_free = [0.0] * banks
+        self.open_row = [-1] * banks
         self.in_flight: deque = deque()        # completion times, ascending
         self.transactions = 0
         self.bytes = 0
@@ -54,34 +54,39 @@ class MemorySystem:
         self.same_address = config.atomics.same_address_serialization_cycles
         self.parts = [Partition(i, self.banks) for i in range(self.n)]
 
-    def locate(self, address: np.ndarray):
-        """(partition, bank, row) of byte addresses: interleave chunks round-robin over partitions."""
-        chunk = address // self.interleave
-        part = chunk % self.n
-        local = (chunk // self.n) * self.interleave + address % self.interleave
-        bank = (local // self.row_bytes) % self.banks
-        row = local // (self.row_bytes * self.banks)
+    def locate(self, address: int):
+        """(partition, bank, row) of a byte address: interleave chunks round-robin over partitions."""
+        chunk, offset = divmod(address, self.interleave)
+        chunk, part = divmod(chunk, self.n)
+        local = chunk * self.interleave + offset
+        row, bank = divmod(local // self.row_bytes, self.banks)
         return part, bank, row
 
-    def access(self, kind: str, addresses: np.ndarray, sizes: np.ndarray, t: float) -> float:
-        """Serve one warp instruction's transactions issued at cycle ``t``; return when its data is back."""
-        part, bank, row = self.locate(addresses)
+    def access(self, kind: str, addresses, sizes, t: float) -> float:
+        """Serve one warp instruction's transactions issued at cycle ``t``; return when its data is back.
+
+        A warp instruction has at most 32 transactions, so plain Python beats
+        numpy's per-call overhead here.
+        """
         arrive = t + self.half_trip
+        by_part: dict = {}
+        for a, s in zip(addresses.tolist(), sizes.tolist()):
+            part, bank, row = self.locate(a)
+            by_part.setdefault(part, []).append((bank, row, s, a))
         done = arrive
-        order = np.argsort(part, kind="stable")
-        part, bank, row, sizes, addresses = (a[order] for a in (part, bank, row, sizes, addresses))
-        bounds = np.flatnonzero(np.r_[True, part[1:] != part[:-1], True])
-        for lo, hi in zip(bounds[:-1], bounds[1:]):
-            p = self.parts[int(part[lo])]
-            finish = self._serve(p, bank[lo:hi], row[lo:hi], sizes[lo:hi], arrive)
+        for part, txns in by_part.items():
+            finish = self._serve(self.parts[part], txns, arrive)
             if kind == "atomic":
                 # Read-modify-write at the partition; lanes on one address go one by one.
-                _, counts = np.unique(addresses[lo:hi], return_counts=True)
-                finish += self.atomic_latency - self.hit + (counts.max() - 1) * self.same_address
+                per_address: dict = {}
+                for *_, a in txns:
+                    per_address[a] = per_address.get(a, 0) + 1
+                finish += (self.atomic_latency - self.hit
+                           + (max(per_address.values()) - 1) * self.same_address)
             done = max(done, finish)
         return done + self.half_trip
 
-    def _serve(self, p: Partition, banks, rows, sizes, arrive: float) -> float:
+    def _serve(self, p: Partition, txns, arrive: float) -> float:
         while p.in_flight and p.in_flight[0] <= arrive:
             p.in_flight.popleft()
         depth = len(p.in_flight)
@@ -89,7 +94,7 @@ class MemorySystem:
         p.queue_total += depth
         p.queue_max = max(p.queue_max, depth)
         last = arrive
-        for b, r, s in zip(banks.tolist(), rows.tolist(), sizes.tolist()):
+        for b, r, s, _ in txns:
             ready = max(arrive, p.bank_free[b])
             if p.open_row[b] != r:
                 ready += self.activate                 # precharge + activate the new row
@@ -101,10 +106,10 @@ class MemorySystem:
             p.bus_free = start + data
             p.bank_free[b] = p.bus_free
             p.busy += data
+            p.bytes += s
             last = p.bus_free + self.hit
             p.in_flight.append(last)
-        p.transactions += len(sizes)
-        p.bytes += int(np.sum(sizes))
+        p.transactions += len(txns)
         return last
 
     def summary(self, cycles: float) -> dict:

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from ..mem.access import MemoryAccess
-from ..mem.coalesce import coalesce_batch
+import numpy as np
+
+from ..mem.coalesce import Batch, coalesce_batch
 from ..report import AccessCounts
 
 
@@ -14,13 +16,14 @@ class TrafficCounter:
         self.totals = {"load": AccessCounts(), "store": AccessCounts(), "atomic": AccessCounts()}
         self.shared = {"load": 0, "store": 0, "atomic": 0}
         self.by_line: dict = {}
+        self._patterns: dict = {}
 
     def add(self, acc: MemoryAccess):
         """Count one access; returns its coalescing Batch (None for shared memory)."""
         if acc.space == "shared":
             self.shared[acc.kind] += _warps(acc)
             return None
-        batch = coalesce_batch(acc.warp, acc.lane, acc.address, acc.word_size, self.arch)
+        batch = self.coalesce(acc)
         c = AccessCounts(instructions=_warps(acc), requests=batch.requests,
                          transactions=batch.transactions,
                          bytes_requested=acc.lanes * acc.word_size, bytes=batch.bytes)
@@ -28,6 +31,28 @@ class TrafficCounter:
         line = self.by_line.setdefault(acc.node.loc.line, {})
         line.setdefault(acc.kind + "s", AccessCounts()).add(c)
         return batch
+
+
+    def coalesce(self, acc: MemoryAccess):
+        """The coalescer's Batch; one-warp patterns are remembered relative to a 128 B base.
+
+        Coalescing depends only on addresses modulo whole 128-byte segments, so a
+        warp repeating a pattern (every warp of a coalesced loop) is looked up,
+        not recomputed: the per-warp engines issue one access per warp.
+        """
+        if acc.warp.size == 0 or acc.warp[0] != acc.warp[-1]:
+            return coalesce_batch(acc.warp, acc.lane, acc.address, acc.word_size, self.arch)
+        base = int(acc.address.min()) & ~127
+        rel = acc.address - base
+        key = (acc.word_size, rel.tobytes(), acc.lane.tobytes())
+        hit = self._patterns.get(key)
+        if hit is None:
+            if len(self._patterns) > 50_000:
+                self._patterns.clear()
+            hit = self._patterns[key] = coalesce_batch(np.zeros_like(acc.warp), acc.lane, rel,
+                                                       acc.word_size, self.arch)
+        return Batch(np.full(hit.txn_size.size, acc.warp[0]), hit.txn_address + base,
+                     hit.txn_size, hit.requests)
 
 
 def _warps(acc: MemoryAccess) -> int:

@@ -70,6 +70,7 @@ class LaneGroup:
             ("blockIdx", "y"): by.astype(np.int32), ("blockIdx", "z"): bz.astype(np.int32),
         }
         self.exited = np.zeros(self.n, dtype=bool)
+        self.single_warp = bool(self.n) and bool(self.warp[0] == self.warp[-1])
 
     @classmethod
     def blocks(cls, geom: Geometry, first: int, count: int) -> "LaneGroup":
@@ -99,6 +100,8 @@ class LaneGroup:
         """How many distinct warps the (sorted) lanes ``idx`` belong to."""
         if idx.size == 0:
             return 0
+        if self.single_warp:
+            return 1
         w = self.warp[idx]
         return 1 + int(np.count_nonzero(w[1:] != w[:-1]))
 
@@ -106,10 +109,13 @@ class LaneGroup:
         """How many warps of ``idx`` have lanes on both sides of ``cond`` (divergent)."""
         if idx.size == 0:
             return 0
+        if self.single_warp:
+            taken = int(np.count_nonzero(cond))
+            return int(0 < taken < idx.size)
         w = self.warp[idx]
-        starts = np.flatnonzero(np.r_[True, w[1:] != w[:-1]])
+        starts = np.flatnonzero(np.concatenate(([True], w[1:] != w[:-1])))
         taken = np.add.reduceat(cond.astype(np.int64), starts)
-        sizes = np.diff(np.r_[starts, len(w)])
+        sizes = np.diff(np.append(starts, len(w)))
         return int(np.count_nonzero((taken > 0) & (taken < sizes)))
 
 

@@ -143,6 +143,14 @@ def device_calls(data: Array[u32], out: Array[u32], counter: Array[i32], n: i32)
 
 
 @kernel
+def hash_only(data: Array[u32], out: Array[u32], n: i32):
+    """Shares the device function mix with device_calls: a module defines it once."""
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    if i < n:
+        out[i] = mix(data[i])
+
+
+@kernel
 def loops(out: Array[i32], n: i32, step: i32):
     i = threadIdx.x
     acc = 0
@@ -257,5 +265,5 @@ def double(a: Array[i32], out: Array[i32], n: i32):
 
 
 ALL = [elementwise, striding, atomics_i32, atomics_u32, atomics_i64, atomics_u64, atomics_float,
-       block_sum, device_calls, loops, scalar_types, select_logical, constants_64,
+       block_sum, device_calls, hash_only, loops, scalar_types, select_logical, constants_64,
        thread_geometry, double]
