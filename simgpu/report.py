@@ -50,12 +50,15 @@ class LaunchReport:
     shared_stores: int = 0
     by_line: dict = field(default_factory=dict)   # line -> {"loads": AccessCounts, ...}
     extra: dict = field(default_factory=dict)     # engine-specific figures (queues, ...)
+    samples: dict = field(default_factory=dict, repr=False, compare=False)
+    # (line, kind) -> the first warp's addresses of that instruction (teaching view)
 
     def counts(self, kind: str) -> AccessCounts:
         return {"load": self.loads, "store": self.stores, "atomic": self.atomics}[kind]
 
     def to_dict(self) -> dict:
         d = asdict(self)
+        d.pop("samples")
         d["grid"], d["block"] = list(self.grid), list(self.block)
         d["by_line"] = {str(k): v for k, v in d["by_line"].items()}
         return d

@@ -17,6 +17,7 @@ class TrafficCounter:
         self.shared = {"load": 0, "store": 0, "atomic": 0}
         self.by_line: dict = {}
         self._patterns: dict = {}
+        self.samples: dict = {}
 
     def add(self, acc: MemoryAccess):
         """Count one access; returns its coalescing Batch (None for shared memory)."""
@@ -28,10 +29,25 @@ class TrafficCounter:
                          transactions=batch.transactions,
                          bytes_requested=acc.lanes * acc.word_size, bytes=batch.bytes)
         self.totals[acc.kind].add(c)
+        self.keep_sample(acc)
         line = self.by_line.setdefault(acc.node.loc.line, {})
         line.setdefault(acc.kind + "s", AccessCounts()).add(c)
         return batch
 
+
+    def keep_sample(self, acc: MemoryAccess):
+        """The first warp's addresses of each memory instruction, for the teaching view."""
+        key = (acc.node.loc.line, acc.kind)
+        if key in self.samples:
+            return
+        first = acc.warp == acc.warp[0]
+        lanes = acc.lane[first]
+        address = np.zeros(32, dtype=np.int64)
+        active = np.zeros(32, dtype=bool)
+        address[lanes], active[lanes] = acc.address[first], True
+        self.samples[key] = {"kind": acc.kind, "array": acc.array, "line": key[0],
+                             "source": acc.node.loc.source.strip(), "warp": int(acc.warp[0]),
+                             "address": address, "active": active, "word_size": acc.word_size}
 
     def coalesce(self, acc: MemoryAccess):
         """The coalescer's Batch; one-warp patterns are remembered relative to a 128 B base.

@@ -41,4 +41,5 @@ def run(device, fn, grid, block, scalars, arrays, engine, schedule, seed) -> Lau
     report.loads, report.stores, report.atomics = (traffic.totals[k] for k in ("load", "store", "atomic"))
     report.shared_loads, report.shared_stores = traffic.shared["load"], traffic.shared["store"]
     report.by_line = traffic.by_line
+    report.samples = traffic.samples
     return report

@@ -1,0 +1,189 @@
+"""The ``simgpu`` command.
+
+Each subcommand is a pair: ``add_<name>(subparsers)`` declares its arguments
+(with examples in its help) and ``cmd_<name>(args)`` runs it.  Errors a user
+can cause (bad arguments, files, kernels) end with one clear line on stderr
+and exit status 2, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+from . import get_device
+from .lang.errors import KernelError, LaunchError
+
+
+class UserError(Exception):
+    """A mistake in the command line; printed as one line."""
+
+
+def _formatter(prog):
+    return argparse.RawDescriptionHelpFormatter(prog, max_help_position=32)
+
+
+# --- simgpu devices ------------------------------------------------------------
+
+def add_devices(sub):
+    p = sub.add_parser("devices", help="list the simulated GPUs (and the real one, if present)",
+                       formatter_class=_formatter, description="""\
+List the GPU configurations the simulator knows.
+
+examples:
+  simgpu devices
+  simgpu devices --json
+  simgpu devices --verbose""")
+    p.add_argument("--verbose", "-v", action="store_true", help="print every figure of each config")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def cmd_devices(args):
+    from .configs import available_configs, load_config
+    configs = [load_config(name) for name in available_configs()]
+    if args.json:
+        print(json.dumps([{"device": f"sim:{c.key}", "name": c.gpu.name, "arch": c.gpu.arch,
+                           "sms": c.gpu.sm_count, "clock_mhz": c.gpu.core_clock_mhz,
+                           "bandwidth_gbps": c.memory.peak_bandwidth_gbps} for c in configs], indent=2))
+        return
+    for c in configs:
+        if args.verbose:
+            print(c.describe())
+            print()
+        else:
+            print(f"sim:{c.key:10} {c.gpu.name:40} {c.gpu.arch}  {c.gpu.sm_count:4} SMs  "
+                  f"{c.memory.peak_bandwidth_gbps:8.1f} GB/s")
+    print("cuda       the real GPU through CuPy (needs the 'gpu' extra and an NVIDIA GPU)")
+
+
+# --- simgpu coalesce ------------------------------------------------------------
+
+def add_coalesce(sub):
+    p = sub.add_parser("coalesce", help="show how a warp's addresses become memory transactions",
+                       formatter_class=_formatter, description="""\
+Show, lane by lane, which memory transactions one warp instruction becomes.
+Either describe an access pattern (stride, offset, word size, architecture),
+or run the paper's striding-vs-partitioning example on a simulated GPU and
+look at real instructions of the launch.
+
+examples:
+  simgpu coalesce --stride 1                      # the ideal case on CC 1.3
+  simgpu coalesce --stride 1 --offset 1           # misaligned: 64 B + 32 B
+  simgpu coalesce --stride 2 --arch sm_90         # 32-byte sectors on Hopper
+  simgpu coalesce --example striding              # section 2.5 of the paper
+  simgpu coalesce --example striding --device sim:h100 --plot out.png""")
+    p.add_argument("--stride", type=int, default=1, help="elements between neighbouring lanes")
+    p.add_argument("--offset", type=int, default=0, help="element index of lane 0")
+    p.add_argument("--word-size", type=int, default=4, choices=(1, 2, 4, 8, 16))
+    p.add_argument("--arch", default=None, help="sm_11, sm_13, sm_20, sm_90, ... "
+                   "(default: the device's)")
+    p.add_argument("--lanes", type=int, default=32, help="active lanes of the warp")
+    p.add_argument("--example", choices=("striding",), help="run a ready example kernel pair")
+    p.add_argument("--device", default="sim:gtx260")
+    p.add_argument("-n", type=int, default=1 << 16, help="elements for --example")
+    p.add_argument("--plot", metavar="PNG", help="also draw the picture (needs matplotlib)")
+    p.add_argument("--json", action="store_true")
+
+
+def cmd_coalesce(args):
+    from .mem.explain import access_pattern, explain, plot
+    dev = _sim_device(args.device)
+    arch = args.arch or dev.arch
+    if args.example:
+        return _coalesce_example(args, dev, arch)
+    if not 1 <= args.lanes <= 32:
+        raise UserError(f"--lanes must be 1..32, not {args.lanes}")
+    addr = access_pattern(args.stride, args.offset, args.word_size, args.lanes)
+    if (addr < 0).any():
+        raise UserError("the pattern reaches negative addresses; use a larger --offset")
+    title = (f"stride {args.stride}, offset {args.offset}, {args.word_size}-byte words, {arch}")
+    if args.json:
+        from .mem.coalesce import transactions
+        print(json.dumps({"arch": arch, "addresses": addr.tolist(),
+                          "transactions": transactions(addr, args.word_size, arch)}))
+        return
+    print(explain(addr, args.word_size, arch, title=title))
+    if args.plot:
+        plot(addr, args.word_size, arch, args.plot, title)
+        print(f"picture written to {args.plot}")
+
+
+def _coalesce_example(args, dev, arch):
+    from .examples import coalescing as ex
+    from .mem.explain import explain, plot
+    n = args.n
+    src, dst = dev.to_device(np.arange(n, dtype=np.int32)), dev.zeros(n, np.int32)
+    threads = dev.config.gpu.sm_count * 256
+    rows = {}
+    for kern in (ex.copy_striding, ex.copy_partitioning):
+        rep = dev.launch(kern, threads // 256, 256, src, dst, n, engine="timed")
+        if not np.array_equal(dst.to_host(), np.arange(n)):
+            raise RuntimeError(f"{kern.name} copied wrong data")      # a simulator bug, loudly
+        rows[kern.name] = rep
+    if args.json:
+        print(json.dumps({k: r.to_dict() for k, r in rows.items()}, indent=2, default=str))
+        return
+    print(ex.__doc__.strip())
+    print()
+    for name, rep in rows.items():
+        sample = next(s for (line, kind), s in rep.samples.items() if kind == "load")
+        print(f"== {name}: line {sample['line']}: {sample['source']}   (first warp's load)")
+        print(explain(sample["address"], sample["word_size"], arch, sample["active"]))
+        print()
+    print(f"{'kernel':20}{'transactions':>14}{'bytes moved':>14}{'efficiency':>12}{'time ms':>12}")
+    for name, rep in rows.items():
+        c = rep.loads
+        c2 = rep.stores
+        print(f"{name:20}{c.transactions + c2.transactions:>14,}{c.bytes + c2.bytes:>14,}"
+              f"{(c.bytes_requested + c2.bytes_requested) / (c.bytes + c2.bytes):>12.0%}"
+              f"{rep.time_ms:>12.4f}")
+    s, p = rows["copy_striding"], rows["copy_partitioning"]
+    print(f"\npartitioning is {p.time_ms / s.time_ms:.1f}x slower than striding on {dev.name} "
+          f"({n:,} ints, {threads:,} threads, timed engine)")
+    if args.plot:
+        sample = next(s for (line, kind), s in p.samples.items() if kind == "load")
+        plot(sample["address"][sample["active"]], sample["word_size"], arch, args.plot,
+             "copy_partitioning: first warp's load")
+        print(f"picture written to {args.plot}")
+
+
+def _sim_device(name):
+    dev = get_device(name)
+    if not name.startswith("sim:"):
+        raise UserError(f"this command runs on a simulated device (sim:...), not {name}")
+    return dev
+
+
+# --- entry ------------------------------------------------------------------------
+
+COMMANDS = {"devices": (add_devices, cmd_devices), "coalesce": (add_coalesce, cmd_coalesce)}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="simgpu", formatter_class=_formatter,
+                                     description="simgpu: a GPU model you can read.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for add, _ in COMMANDS.values():
+        add(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        COMMANDS[args.command][1](args)
+    except (UserError, ValueError, LaunchError, FileNotFoundError) as exc:
+        print(f"simgpu {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KernelError as exc:
+        print(f"simgpu {args.command}: kernel error:\n{exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

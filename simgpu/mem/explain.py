@@ -1,0 +1,99 @@
+"""The teaching view of coalescing: which lanes' words became which transactions.
+
+    >>> print(explain(4 * np.arange(32), 4, "sm_13"))      # doctest: +SKIP
+
+Each 128-byte segment a warp touches is drawn as one row of 4-byte cells:
+a hex digit is the lane (mod 16) that wants that word, ``-`` is a byte the
+transaction moves that no lane wanted, blank is not moved.  On CC 1.x each
+half-warp is shown on its own (the hardware coalesces half-warps); on CC 2.0
+and later the whole warp, in 32-byte sectors.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .coalesce import _parse_arch, transactions
+
+CELL = 4            # bytes per drawn cell
+ROW = 128           # bytes per drawn row
+
+
+def access_pattern(stride: int, offset: int = 0, word_size: int = 4, lanes: int = 32,
+                   base: int = 0) -> np.ndarray:
+    """Byte addresses of ``lanes`` threads reading element ``offset + stride * lane``."""
+    return base + (offset + stride * np.arange(lanes, dtype=np.int64)) * word_size
+
+
+def explain(addresses, word_size: int, arch: str, active=None, title: str = "") -> str:
+    addresses = np.asarray(addresses, dtype=np.int64)
+    active = np.ones(len(addresses), bool) if active is None else np.asarray(active, bool)
+    cc = _parse_arch(arch)
+    groups = [(f"half-warp {h} (lanes {16 * h}-{16 * h + 15})", range(16 * h, min(16 * h + 16, len(addresses))))
+              for h in range((len(addresses) + 15) // 16)] if cc < 20 else \
+        [(f"warp (lanes 0-{len(addresses) - 1})", range(len(addresses)))]
+    out = [title] if title else []
+    total = moved = 0
+    for name, lanes in groups:
+        mask = np.zeros(len(addresses), bool)
+        mask[list(lanes)] = True
+        mask &= active
+        if not mask.any():
+            continue
+        txns = transactions(addresses, word_size, arch, mask)
+        total += len(txns)
+        moved += sum(s for _, s in txns)
+        sizes = ", ".join(f"{s} B" for _, s in txns[:8]) + (" ..." if len(txns) > 8 else "")
+        out.append(f"{name}: {len(txns)} transaction{'s' * (len(txns) != 1)} ({sizes})")
+        out.extend(_rows(addresses, mask, word_size, txns))
+    wanted = int(active.sum()) * word_size
+    out.append(f"total: {total} transactions, {moved} bytes moved for {wanted} bytes wanted "
+               f"({wanted / moved:.0%} efficiency)" if moved else "total: no active lanes")
+    return "\n".join(out)
+
+
+def _rows(addresses, mask, word_size, txns, max_rows: int = 12):
+    wanted: dict = {}
+    for lane in np.flatnonzero(mask):
+        a = int(addresses[lane])
+        for byte in range(a, a + word_size, CELL if word_size >= CELL else word_size):
+            wanted[byte // CELL] = format(lane % 16, "x")
+    moved = set()
+    for a, s in txns:
+        moved.update(range(a // CELL, (a + s) // CELL))
+    rows = sorted({c * CELL // ROW for c in moved | set(wanted)})
+    lines = []
+    for r in rows[:max_rows]:
+        cells = "".join(wanted.get(c, "-" if c in moved else " ")
+                        for c in range(r * ROW // CELL, (r + 1) * ROW // CELL))
+        lines.append(f"  {r * ROW:#08x} |{cells}|")
+    if len(rows) > max_rows:
+        lines.append(f"  ... {len(rows) - max_rows} more segments")
+    return lines
+
+
+def plot(addresses, word_size: int, arch: str, path: str, title: str = "") -> None:
+    """The same picture as :func:`explain`, as a PNG (needs the ``plot`` extra)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    addresses = np.asarray(addresses, dtype=np.int64)
+    cc = _parse_arch(arch)
+    fig, ax = plt.subplots(figsize=(9, 4))
+    span = 16 if cc < 20 else len(addresses)
+    colors = plt.get_cmap("tab10")
+    for g in range(0, len(addresses), span):
+        mask = np.zeros(len(addresses), bool)
+        mask[g:g + span] = True
+        for k, (a, s) in enumerate(transactions(addresses, word_size, arch, mask)):
+            ax.add_patch(plt.Rectangle((a, g - 0.5), s, span, alpha=0.25, color=colors(k % 10)))
+    ax.scatter(addresses, np.arange(len(addresses)), s=12, color="black", zorder=3,
+               label="word wanted by lane")
+    ax.set_xlabel("byte address")
+    ax.set_ylabel("lane")
+    ax.set_title(title or f"{arch}: {word_size}-byte words")
+    ax.autoscale_view()
+    ax.legend(loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

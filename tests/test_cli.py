@@ -1,0 +1,50 @@
+"""The simgpu command: output people read, exit codes scripts rely on."""
+import json
+
+import pytest
+
+from simgpu.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_devices_lists_the_bundled_gpus(capsys):
+    code, out, _ = run(capsys, "devices")
+    assert code == 0
+    assert "sim:gtx260" in out and "sm_13" in out and "111.9 GB/s" in out
+    code, out, _ = run(capsys, "devices", "--json")
+    names = {d["device"] for d in json.loads(out)}
+    assert {"sim:gtx260", "sim:h100", "sim:h200"} <= names
+
+
+def test_coalesce_pattern_views(capsys):
+    code, out, _ = run(capsys, "coalesce", "--stride", "1", "--offset", "1")
+    assert code == 0
+    assert "half-warp 1 (lanes 16-31): 2 transactions (64 B, 32 B)" in out
+    assert "3 transactions, 224 bytes moved for 128 bytes wanted (57% efficiency)" in out
+    code, out, _ = run(capsys, "coalesce", "--stride", "2", "--arch", "sm_90", "--json")
+    assert json.loads(out)["transactions"] == [[32 * k, 32] for k in range(8)]
+
+
+def test_coalesce_example_shows_the_paper_lesson(capsys):
+    code, out, _ = run(capsys, "coalesce", "--example", "striding", "-n", "8192")
+    assert code == 0
+    assert "copy_striding" in out and "copy_partitioning" in out
+    assert "(100% efficiency)" in out
+    assert "slower than striding on sim:gtx260" in out
+
+
+@pytest.mark.parametrize("argv,text", [
+    (("coalesce", "--arch", "sm_x"), "arch must be a string 'sm_NN'"),
+    (("coalesce", "--lanes", "40"), "--lanes must be 1..32"),
+    (("coalesce", "--device", "sim:nonexistent"), "nonexistent"),
+    (("coalesce", "--stride", "-1", "--offset", "0"), "negative addresses"),
+])
+def test_bad_arguments_exit_2_with_one_line(capsys, argv, text):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert text in err and err.count("\n") <= 2 and "Traceback" not in err
