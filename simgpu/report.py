@@ -82,5 +82,7 @@ class LaunchReport:
         if self.shared_loads or self.shared_stores:
             lines.append(f"shared memory: {self.shared_loads:,} loads, {self.shared_stores:,} stores")
         for key, value in self.extra.items():
+            if isinstance(value, list):       # per-partition figures: summarize
+                value = f"min {min(value):,}  max {max(value):,}  total {sum(value):,}"
             lines.append(f"{key}: {value}")
         return "\n".join(lines)

@@ -1,0 +1,76 @@
+"""Connected components: a host reference and Shiloach-Vishkin on a device.
+
+    from algorithms import connected_components as cc
+    r = cc.label(n, edges, method="shiloach-vishkin", device="sim:gtx260")
+    r.labels     # int64: the smallest vertex id of each vertex's component
+    r.rounds     # SV rounds (0 for "sequential")
+    r.launches   # [LaunchReport], one per kernel launch; .kernel is its name
+
+Methods (METHODS):
+    "sequential"        host union-find (sequential.label_sequential)
+    "shiloach-vishkin"  kernels SV0, SV1a, SV1b, SV2, SV3, SV4, SV5 of the
+                        paper (kernels.py), round loop on the host
+                        (shiloach_vishkin.py); see README.md for the design,
+                        the read/write counts against Table 4 and the
+                        step-1 lesson.
+
+Input: n vertices 0..n-1 and an (m, 2) integer array (or list of pairs) of
+undirected edges.  Self-loops, duplicate edges and isolated vertices are fine,
+and so are n = 0 and n = 1.  A vertex id outside [0, n), a wrong shape or
+dtype, or an n that does not fit the int32 index type raise ValueError.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .sequential import label_sequential, validate_edges
+from .shiloach_vishkin import ConvergenceError, round_bound, shiloach_vishkin
+
+__all__ = ["label", "CCResult", "METHODS", "ConvergenceError", "round_bound"]
+
+METHODS = ("sequential", "shiloach-vishkin")
+
+
+@dataclass
+class CCResult:
+    labels: np.ndarray                  # int64, smallest vertex id of the component
+    rounds: int = 0                     # SV rounds run (the last one changed nothing)
+    launches: list = field(default_factory=list)   # LaunchReport per kernel launch
+    threads: int = 0                    # p = grid x block used by every launch
+    directed_edges: int = 0             # len(E) on the device: 2 x non-loop edges
+
+
+def label(n, edges, method="shiloach-vishkin", device="sim:gtx260", threads=None, seed=0,
+          launch_options=None) -> CCResult:
+    """Label the connected components of the graph (n, edges).
+
+    method: "sequential" (host) or "shiloach-vishkin" (device kernels).
+    device: a device name ("sim:gtx260", "sim:h100", ...) or a Device object.
+    threads: p, the total number of threads of every launch (grid x block); at
+        most 256 or a multiple of 256.  Default: one per vertex or directed
+        edge, whichever is more, capped at 128 blocks of 256.
+    seed: base seed of the launches' random schedules (when launch_options asks
+        for schedule="random" and gives no seed of its own).
+    launch_options: extra keyword arguments for every device.launch, e.g.
+        dict(engine="warps", schedule="random", seed=7).
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    if method == "sequential":
+        validate_edges(n, _as_edges(edges))
+        return CCResult(labels=label_sequential(n, _as_edges(edges)))
+    import simgpu
+    dev = simgpu.get_device(device)
+    labels, rounds, launches, p, m = shiloach_vishkin(n, edges, dev, threads=threads, seed=seed,
+                                                      launch_options=launch_options)
+    return CCResult(labels=labels, rounds=rounds, launches=launches, threads=p,
+                    directed_edges=m)
+
+
+def _as_edges(edges):
+    arr = np.asarray(edges)
+    if arr.size == 0 and arr.ndim <= 2:
+        return np.empty((0, 2), dtype=np.int64)
+    return arr

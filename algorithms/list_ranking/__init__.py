@@ -1,0 +1,203 @@
+"""List ranking: the distance of every node to the tail of its list.
+
+    from algorithms import list_ranking
+    r = list_ranking.rank(succ, method="random-splitter", device="sim:gtx260")
+    r.ranks          # int64, r.ranks[i] = links from i to the tail of i's list
+    r.launches       # [LaunchReport], report.kernel = "rs3_walk_64", report.extra["step"] = "RS3"
+    r.stats          # method-specific figures (rounds, sublist lengths, ...)
+
+Input: ``succ[0..n-1]``, a forest of lists; the tail t of each list has
+``succ[t] == t``.
+
+Methods (METHODS):
+  sequential            host reference (sequential.rank_sequential)
+  sequential-compiled   the same walk compiled with numba; listed only when
+                        numba can be imported
+  wylie                 pointer jumping, one kernel launch per round (wylie.py)
+  wylie-single-block    pointer jumping in one block, syncthreads() between rounds
+  random-splitter       Reid-Miller's random splitter, kernels RS1..RS5
+                        (random_splitter.py); packing=64 or 48,
+                        splitters="random" or "even"
+  cpu-random-splitter   the random splitter on the host, numpy-vectorized
+                        per step (cpu.py): the paper's CPU baseline
+
+Validation (validate=True, O(n)): the input must be a 1-D integer array with
+n < 2^31 (node ids are int32 on the device), every successor in [0, n), no
+node with two predecessors, no cycle and so at least one tail; each failure
+is a ValueError naming the offending node(s) (sequential.validate_succ).  An
+empty list and n = 1 are fine.  The heads of the lists (random splitter) are
+found on the host, from the in-degrees, in both cases: they are part of the
+input's description, as node 0 is the head in the paper.
+
+Threads.  ``threads`` is the number of GPU threads p (random splitter: the
+number of random splitters, one per thread; Wylie: the striding threads).
+The default for the random splitter is sm_count * max_threads_per_sm / 8 of
+the device (3,456 = 16 x 216 cores on the GTX 260: "a small factor times the
+number of cores", the paper's advice), halved while p log2 p > n so that the
+work stays O(n + p log p) = O(n); never below 32.  Wylie's default is one
+thread per node up to the device's resident-thread capacity
+(sm_count * max_threads_per_sm), then striding.  Blocks have ``block``
+threads (256 by default, capped by the device).
+
+``launch_options`` go to every launch, e.g. ``dict(schedule="random", seed=3)``
+(per-warp engine, random interleavings and store winners) or
+``dict(engine="lockstep", schedule="random", seed=3)``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import simgpu
+
+from . import cpu
+from .random_splitter import MAX_THREADS_48, run_random_splitter
+from .sequential import rank_sequential, validate_succ
+from .wylie import run_wylie, run_wylie_single_block
+
+__all__ = ["rank", "RankResult", "METHODS", "DEVICE_METHODS", "HOST_METHODS"]
+
+DEVICE_METHODS = ("wylie", "wylie-single-block", "random-splitter")
+HOST_METHODS = ("sequential", "cpu-random-splitter") + (
+    ("sequential-compiled",) if cpu.HAVE_NUMBA else ())
+METHODS = ("sequential",) + DEVICE_METHODS + HOST_METHODS[1:]
+PACKINGS = (64, 48)
+SPLITTERS = ("random", "even")
+MAX_N = 2**31 - 1
+
+
+@dataclass
+class RankResult:
+    ranks: np.ndarray                              # int64 distance to the tail
+    launches: list = field(default_factory=list)   # LaunchReport per kernel launch, in order
+    stats: dict = field(default_factory=dict)
+
+    def kernel_reports(self, name: str) -> list:
+        """The launches of one kernel (by report.kernel)."""
+        return [r for r in self.launches if r.kernel == name]
+
+
+class _Context:
+    """A device, its launch options and the list of reports of one ranking."""
+
+    def __init__(self, device, block: int, launch_options: dict | None):
+        self.device = device if isinstance(device, simgpu.Device) else simgpu.get_device(device)
+        lim = self.device.limits
+        self.max_block = int(lim.max_threads_per_block)
+        self.block = max(32, min(int(block), self.max_block))
+        self.options = dict(launch_options or {})
+        self.launches: list = []
+
+    def config_value(self, section: str, name: str, default):
+        cfg = getattr(self.device, "config", None)
+        return getattr(getattr(cfg, section, None), name, default)
+
+    def resident_threads(self) -> int:
+        sms = int(self.config_value("gpu", "sm_count", 27))
+        per_sm = int(self.config_value("limits", "max_threads_per_sm", 1024))
+        return sms * per_sm
+
+    def node_threads(self, n: int) -> int:
+        """Wylie: one thread per node, at most the resident threads (then striding)."""
+        return max(1, min(self.resident_threads(), n))
+
+    def block_threads(self, m: int) -> int:
+        """Threads of a single-block kernel over m items."""
+        return max(32, min(self.max_block, -(-m // 32) * 32))
+
+    def splitter_threads(self, p: int) -> int:
+        return max(1, p)
+
+    def launch(self, kernel, threads: int, *args, step: str, one_block: bool = False):
+        if one_block:
+            grid, block = 1, threads
+        else:
+            block = min(self.block, -(-threads // 32) * 32)
+            grid = -(-threads // block)
+        rep = self.device.launch(kernel, grid, block, *args, **self.options)
+        rep.extra["step"] = step
+        self.launches.append(rep)
+        return rep
+
+
+def default_threads(device, n: int) -> int:
+    """The random splitter's default p (see the module docstring)."""
+    ctx = device if isinstance(device, _Context) else _Context(device, 256, None)
+    p = max(32, ctx.resident_threads() // 8)
+    while p > 32 and p * np.log2(p) > n:
+        p //= 2
+    return max(32, p)
+
+
+def _as_succ(succ, validate: bool) -> np.ndarray:
+    arr = np.asarray(succ)
+    if arr.ndim != 1:
+        raise ValueError(f"succ must be a 1-D array, got shape {arr.shape}")
+    if arr.size == 0:
+        return np.empty(0, dtype=np.int64)
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"succ must have an integer dtype, got {arr.dtype}")
+    if arr.size > MAX_N:
+        raise ValueError(f"n = {arr.size:,} nodes: node ids are int32 on the device "
+                         f"(n <= {MAX_N:,})")
+    if validate:
+        validate_succ(arr)
+    return arr.astype(np.int64, copy=False)
+
+
+def rank(succ, method: str = "random-splitter", device="sim:gtx260", threads: int | None = None,
+         packing: int = 64, splitters: str = "random", seed: int = 0, validate: bool = True,
+         launch_options: dict | None = None, block: int = 256) -> RankResult:
+    """Rank the forest of lists ``succ`` with ``method`` (see the module docstring).
+
+    device: a name ("sim:gtx260", "sim:h100", ...) or a Device.  threads:
+    GPU threads p (None: the default above).  packing: 64 or 48 (random
+    splitter).  splitters: "random" or "even" (random splitter).  seed: KISS
+    seed of the random splitters.  validate: check the input first (O(n)).
+    launch_options: keyword options of every Device.launch.  block: threads per block.
+    """
+    if method not in METHODS:
+        extra = (" ('sequential-compiled' needs numba)"
+                 if method == "sequential-compiled" else "")
+        raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}{extra}")
+    if packing not in PACKINGS:
+        raise ValueError(f"packing must be 64 or 48, not {packing!r}")
+    if splitters not in SPLITTERS:
+        raise ValueError(f"splitters must be 'random' or 'even', not {splitters!r}")
+    if threads is not None and (isinstance(threads, bool) or int(threads) < 1):
+        raise ValueError(f"threads must be a positive integer, not {threads!r}")
+    if method == "random-splitter" and packing == 48 and threads is not None \
+            and threads > MAX_THREADS_48:
+        raise ValueError(f"packing=48 keeps each node's owner in 16 bits and allows at most "
+                         f"{MAX_THREADS_48:,} threads (the paper's limit); got "
+                         f"threads={threads:,}. Use packing=64 or fewer threads")
+    s = _as_succ(succ, validate)
+    n = len(s)
+
+    if method == "sequential":
+        return RankResult(rank_sequential(s) if n else np.empty(0, np.int64))
+    if method == "sequential-compiled":
+        return RankResult(cpu.rank_sequential_compiled(s))
+    if method == "cpu-random-splitter":
+        ranks, stats = cpu.rank_cpu_random_splitter(s, threads, seed)
+        return RankResult(ranks, [], stats)
+
+    ctx = _Context(device, block, launch_options)
+    if n == 0:
+        return RankResult(np.empty(0, np.int64), [], {})
+    succ_d = ctx.device.to_device(s.astype(np.int32))
+    if method == "wylie":
+        if threads is not None:
+            ctx.node_threads = lambda n, t=int(threads): t
+        ranks, rounds = run_wylie(ctx, succ_d, n)
+        stats = {"rounds": rounds}
+    elif method == "wylie-single-block":
+        ranks, rounds = run_wylie_single_block(ctx, succ_d, n)
+        stats = {"rounds": rounds}
+    else:
+        p = default_threads(ctx, n) if threads is None else int(threads)
+        heads = cpu.heads_of(s)
+        ranks, stats = run_random_splitter(ctx, succ_d, s, heads, p=p, packing=packing,
+                                           splitters=splitters, seed=seed)
+    return RankResult(ranks, ctx.launches, stats)

@@ -1,0 +1,157 @@
+"""Shiloach-Vishkin connected components: the GPU kernels (kernel language).
+
+Dehne & Yogaratnam, section 4, Algorithm 3 / Table 4: kernels SV0 .. SV5, every
+one striding over its items with p = gridDim.x * blockDim.x threads
+(thread t handles items t, t + p, t + 2p, ...), concurrent plain writes (no
+atomics), and the host running the round loop (see shiloach_vishkin.py).
+
+Device data
+    D  Array[i32]  the parent array (a forest; D[r] == r for a root)
+    Q  Array[i32]  Q[v] == s: v was marked in round s ("its tree is not stagnant")
+    E  Array[i64]  directed edges, one 64-bit word each: (i << 32) | j.  Every
+                   undirected edge {u, v} of the input is stored as (u, v) and
+                   (v, u), so "for each edge <i, j>" of the PRAM algorithm is one
+                   striding loop over E (m = len(E) in Table 4's formulas).
+                   One word per edge instead of two i32 arrays: striding over
+                   E is coalesced either way (consecutive lanes read consecutive
+                   words: a half-warp reads one 128-byte segment on CC 1.3, as
+                   two i32 arrays would read two 64-byte ones), moves the same
+                   bytes, and needs half the load instructions and requests.
+                   It is also the one edge read per edge that Table 4's 4m and
+                   5m count (see README.md).
+    w  Array[i32]  one word: the "any change?" flag of step 5
+
+Loop indices are i64, so that i + p cannot wrap around for n or m close to
+2^31 - 1; vertex ids and D, Q values are i32.
+
+Prefetching (the paper: "within each kernel the same global memory address is
+accessed only once"; SV1b, SV2 and SV3): the edge kernels load everything they
+test into registers first, unconditionally, then test and write.  That makes
+their read counts exact (4 and 5 per edge), not data dependent.
+
+The kernel ``sv1_shortcut_mark_fused`` is the *wrong* step 1 the paper warns
+about (shortcutting and marking in one kernel under striding).  It exists only
+to show, on the simulator, why step 1 needs two kernels; the correct driver
+never uses it.
+"""
+from __future__ import annotations
+
+from simgpu.lang import Array, blockDim, blockIdx, gridDim, i32, i64, kernel, threadIdx
+
+LOW32 = 0xFFFFFFFF          # mask of j in an edge word (i64 constant)
+
+
+@kernel
+def sv0_init(D: Array[i32], Q: Array[i32], n: i32):
+    """SV0: D[i] = i, Q[i] = 0.  Reads 0, writes 2n."""
+    for i in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, n, i64(gridDim.x) * blockDim.x):
+        D[i] = i32(i)
+        Q[i] = 0
+
+
+@kernel
+def sv1a_shortcut(D: Array[i32], n: i32):
+    """SV1a (step 1, first half): shortcut D[i] = D[D[i]].  Reads 2n, writes n."""
+    for i in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, n, i64(gridDim.x) * blockDim.x):
+        D[i] = D[D[i]]
+
+
+@kernel
+def sv1b_mark(D: Array[i32], Q: Array[i32], s: i32, n: i32):
+    """SV1b (step 1, second half): every vertex i that is not in a star after
+    SV1a (D[i] != D[D[i]]) marks its grandparent with the round number s.
+    Every tree that is not a star has a vertex at depth exactly 2, whose
+    grandparent is the root: so the root of every non-star tree is marked.
+    D is only read here, so the marks do not depend on the schedule.
+    Reads 2n; writes one per vertex at depth >= 2 (<= n)."""
+    for i in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, n, i64(gridDim.x) * blockDim.x):
+        d = D[i]
+        dd = D[d]
+        if d != dd:
+            Q[dd] = s
+
+
+@kernel
+def sv1_shortcut_mark_fused(D: Array[i32], Q: Array[i32], s: i32, n: i32):
+    """WRONG on purpose: SV1a and SV1b fused into one striding kernel.
+
+    A vertex is marked from D as it is at that moment, while other threads
+    (other warps, or this thread's own later strides) have not shortcut their
+    vertices yet.  A tree that is still not a star when the kernel ends can
+    then be left without a mark on its root, and step 3 lets that unmarked
+    non-star tree hook unconditionally: parent cycles and split components
+    follow.  See README.md ("the step-1 lesson") and the race tests.
+    Reads 3n (D[i], D[D[i]], D[new D[i]]); writes n + (marks)."""
+    for i in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, n, i64(gridDim.x) * blockDim.x):
+        d = D[D[i]]
+        D[i] = d
+        dd = D[d]
+        if d != dd:
+            Q[dd] = s
+
+
+@kernel
+def sv2_hook(E: Array[i64], D: Array[i32], Q: Array[i32], s: i32, m: i32):
+    """SV2 (step 2), conditional hooking: for each directed edge <i, j>, if i's
+    parent is a root (D[i] == D[D[i]]) and D[j] < D[i], hook that root onto
+    D[j] (D[D[i]] = D[j], a concurrent write: any one writer wins) and mark
+    the target Q[D[j]] = s.  Reads 4m (E[k], D[i], D[D[i]], D[j]); writes 2 per
+    edge that passes the test."""
+    for k in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, m, i64(gridDim.x) * blockDim.x):
+        e = E[k]
+        i = i32(e >> 32)
+        j = i32(e & LOW32)
+        di = D[i]
+        ddi = D[di]
+        dj = D[j]
+        if di == ddi and dj < di:
+            D[di] = dj
+            Q[dj] = s
+
+
+@kernel
+def sv3_hook_stagnant(E: Array[i64], D: Array[i32], Q: Array[i32], s: i32, m: i32):
+    """SV3 (step 3), unconditional hooking of stagnant trees: for each directed
+    edge <i, j>, if i's parent is a root that was not marked in this round
+    (Q[D[i]] < s: its tree is a star that neither hooked nor was hooked onto
+    in SV2) and D[j] != D[i], hook it: D[D[i]] = D[j].  Reads 5m (E[k], D[i],
+    D[D[i]], D[j], Q[D[i]]); writes one per edge that passes the test."""
+    for k in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, m, i64(gridDim.x) * blockDim.x):
+        e = E[k]
+        i = i32(e >> 32)
+        j = i32(e & LOW32)
+        di = D[i]
+        ddi = D[di]
+        dj = D[j]
+        qi = Q[di]
+        if di == ddi and qi < s and dj != di:
+            D[di] = dj
+
+
+@kernel
+def sv4_shortcut(D: Array[i32], n: i32):
+    """SV4 (step 4): shortcut D[i] = D[D[i]] again.  Reads 2n, writes n."""
+    for i in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, n, i64(gridDim.x) * blockDim.x):
+        D[i] = D[D[i]]
+
+
+@kernel
+def sv5_any_change(Q: Array[i32], w: Array[i32], s: i32, n: i32):
+    """SV5 (step 5): did this round change anything?  A change in round s
+    always leaves a mark Q[v] == s (SV1b marks every non-star tree, SV2 marks
+    every hook target; SV3 can only hook when some tree was marked).  Each
+    thread checks its vertices and, if it saw a mark, sets w[0] = 1: a
+    parallel OR by concurrent plain writes (all writers write the same 1).
+    Reads n; writes one per thread that saw a mark (<= p)."""
+    seen = 0
+    for i in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, n, i64(gridDim.x) * blockDim.x):
+        if Q[i] == s:
+            seen = 1
+    if seen != 0:
+        w[0] = 1
+
+
+# The kernels of one round, in order (SV0 runs once before the first round).
+ROUND_KERNELS = ("sv1a_shortcut", "sv1b_mark", "sv2_hook", "sv3_hook_stagnant",
+                 "sv4_shortcut", "sv5_any_change")
+ALL_KERNELS = ("sv0_init",) + ROUND_KERNELS

@@ -1,0 +1,337 @@
+"""Reid-Miller's random splitter list ranking on the device: kernels RS1..RS5.
+
+Splitters live in *slots*: slots 0 .. p-1 are drawn at random, one per
+thread (slot k from KISS generator k, seeded like seed_words(seed, k)); slots
+p .. r-1 are *given* nodes: the head of every list (a walk only goes forward,
+so each head must start a sublist), or, for ``splitters="even"``, the nodes
+at exactly equal spacing along each list (heads included; then p = 0 random
+slots).  A node's *owner* is the slot of its sublist's splitter.  Slot r is a
+sentinel that ends the short list of splitters.
+
+  RS1  rs1_init_{64,48}   every node: owner = none                       (n, coalesced)
+  RS2  rs2_choose_{64,48} slot k: s = random node (KISS) or given node;
+                          owner[s] = k, local rank 0.  Two slots on one node:
+                          one plain store wins, the loser finds out in RS3
+  RS3  rs3_walk_{64,48}   slot k: if owner[s] is still k, walk from s along
+                          succ writing owner = k and local rank 1, 2, ...
+                          until a node that has an owner (the next splitter,
+                          whose owner is its slot) or past the tail.  Writes
+                          the slot's word for RS4: done << 63 | next slot << 32
+                          | sublist length (a loser: length 0, next = sentinel)
+  RS4  rs4_rank_splitters one block: pointer jumping (block_pointer_jumping,
+                          syncthreads between rounds) over the r + 1 slot
+                          words, weighted by sublist length.  The sentinel
+                          (weight 0, pointing to itself) ends every chain,
+                          so slot k gets Q = the number of nodes from its
+                          splitter to its tail; sp_rank[k] = Q - 1 is the
+                          splitter's rank
+  RS5  rs5_final_{64,48}  every node: rank = sp_rank[owner] - local rank   (n, coalesced)
+
+Direction: local ranks grow along the list away from the splitter, ranks
+shrink toward the tail, so a node d links after its splitter has rank
+rank(splitter) - d.
+
+Packing
+  64: one int64 word per node, owner << 32 | local rank (none = -1).  RS3
+      reads succ (32 bits) and the word (64) and writes the word (64): 160
+      bits per node, as in the paper.  RS5 writes the final ranks over the
+      succ buffer (int32 on the device, the paper's 32-bit successor array),
+      so no rank array is allocated.
+  48: owner in a uint16 array (none = 0xFFFF), local rank in an int32 array
+      that RS5 overwrites with the final rank.  RS3 moves 16 + 32 + 32 + 16 =
+      96 bits per node.  The owner field holds slot ids 0 .. 65534; the
+      paper caps the 48-bit version at 16,384 threads (64 blocks of 256), and
+      so do we (ValueError above it).  The cap is what keeps every owner id
+      inside the 16 bits: with many lists the slots of the heads count too,
+      so r = p + heads must also stay below 65,535.
+
+Every node belongs to exactly one sublist, the one of the nearest splitter
+before it (heads are splitters), and a walk writes only nodes no other walk
+reaches, so RS3 has no race whatever the schedule; the only concurrent
+stores are RS2's collisions, resolved by RS3 reading the owner back after
+the kernel boundary.  Splitter collisions are what "random" costs: they
+show up as empty sublists (stats["collisions"]).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from algorithms.kiss import kiss_below, kiss_next, kiss_seed_device
+from simgpu.lang import (Array, blockDim, blockIdx, gridDim, i32, i64, kernel, threadIdx, u16,
+                         u32, u64)
+
+from .wylie import DONE, LOW, block_pointer_jumping, max_rounds
+
+NONE16 = 0xFFFF               # 48-bit: owner of a node that has none yet
+NONE64 = -1                   # 64-bit: word of a node that has no owner yet
+MAX_THREADS_48 = 16384        # the paper's limit for the 48-bit version
+MAX_SLOTS_48 = NONE16         # owner ids 0 .. 65534
+
+
+# --- RS1 -------------------------------------------------------------------
+
+@kernel
+def rs1_init_64(own: Array[i64], n: i32):
+    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        own[i] = NONE64
+
+
+@kernel
+def rs1_init_48(owner: Array[u16], n: i32):
+    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        owner[i] = NONE16
+
+
+# --- RS2 -------------------------------------------------------------------
+
+@kernel
+def rs2_choose_64(own: Array[i64], sp_node: Array[i32], spw: Array[u64], kiss: Array[u32],
+                  given: Array[i32], seed: u64, p: i32, r: i32, n: i32):
+    t = blockIdx.x * blockDim.x + threadIdx.x
+    if t == 0:
+        spw[r] = DONE | (u64(r) << 32)          # the sentinel: weight 0, points to itself
+    for k in range(t, r, gridDim.x * blockDim.x):
+        if k < p:
+            kiss_seed_device(kiss, k, seed, u64(k))
+            s = i32(kiss_below(kiss_next(kiss, k), n))
+        else:
+            s = given[k - p]
+        sp_node[k] = s
+        own[s] = i64(k) << 32
+
+
+@kernel
+def rs2_choose_48(owner: Array[u16], lrank: Array[i32], sp_node: Array[i32], spw: Array[u64],
+                  kiss: Array[u32], given: Array[i32], seed: u64, p: i32, r: i32, n: i32):
+    t = blockIdx.x * blockDim.x + threadIdx.x
+    if t == 0:
+        spw[r] = DONE | (u64(r) << 32)
+    for k in range(t, r, gridDim.x * blockDim.x):
+        if k < p:
+            kiss_seed_device(kiss, k, seed, u64(k))
+            s = i32(kiss_below(kiss_next(kiss, k), n))
+        else:
+            s = given[k - p]
+        sp_node[k] = s
+        owner[s] = u16(k)
+        lrank[s] = 0
+
+
+# --- RS3 -------------------------------------------------------------------
+
+@kernel
+def rs3_walk_64(succ: Array[i32], own: Array[i64], sp_node: Array[i32], spw: Array[u64],
+                r: i32):
+    for k in range(blockIdx.x * blockDim.x + threadIdx.x, r, gridDim.x * blockDim.x):
+        s = sp_node[k]
+        length = 0
+        nxt = r                                  # the sentinel: no next splitter
+        if own[s] == i64(k) << 32:               # slot k won node s in RS2
+            j = s
+            d = 0
+            nx = succ[j]
+            while nx != j:                       # j is not a tail
+                w = own[nx]
+                if w != NONE64:                  # the next splitter
+                    nxt = i32(w >> 32)
+                    break
+                d += 1
+                own[nx] = (i64(k) << 32) | i64(d)
+                j = nx
+                nx = succ[j]
+            length = d + 1
+        spw[k] = (u64(nxt == r) << 63) | (u64(nxt) << 32) | u64(length)
+
+
+@kernel
+def rs3_walk_48(succ: Array[i32], owner: Array[u16], lrank: Array[i32], sp_node: Array[i32],
+                spw: Array[u64], r: i32):
+    for k in range(blockIdx.x * blockDim.x + threadIdx.x, r, gridDim.x * blockDim.x):
+        s = sp_node[k]
+        length = 0
+        nxt = r
+        if owner[s] == k:
+            j = s
+            d = 0
+            nx = succ[j]
+            while nx != j:
+                o = owner[nx]
+                if o != NONE16:
+                    nxt = i32(o)
+                    break
+                d += 1
+                owner[nx] = u16(k)
+                lrank[nx] = d
+                j = nx
+                nx = succ[j]
+            length = d + 1
+        spw[k] = (u64(nxt == r) << 63) | (u64(nxt) << 32) | u64(length)
+
+
+# --- RS4 -------------------------------------------------------------------
+
+@kernel
+def rs4_rank_splitters(spw: Array[u64], sp_rank: Array[i32], flags: Array[i32], m: i32,
+                       rounds_cap: i32):
+    """One block.  spw: 2m words (m = r + 1 slots with the sentinel); flags: 4 zeros."""
+    rounds = block_pointer_jumping(spw, m, flags, rounds_cap)
+    src = (rounds & 1) * m
+    for k in range(threadIdx.x, m, blockDim.x):
+        sp_rank[k] = i32(spw[src + k] & LOW) - 1
+    if threadIdx.x == 0:
+        flags[3] = rounds
+
+
+# --- RS5 -------------------------------------------------------------------
+
+@kernel
+def rs5_final_64(own: Array[i64], sp_rank: Array[i32], rank: Array[i32], n: i32):
+    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        w = own[i]
+        rank[i] = sp_rank[i32(w >> 32)] - i32(w & LOW)
+
+
+@kernel
+def rs5_final_48(owner: Array[u16], lrank: Array[i32], sp_rank: Array[i32], n: i32):
+    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        lrank[i] = sp_rank[owner[i]] - lrank[i]
+
+
+# --- host side -------------------------------------------------------------
+
+def even_splitters(succ: np.ndarray, p: int) -> np.ndarray:
+    """Nodes at exact equal spacing ceil(n / p) along each list, counted from its
+    head (so every head is one): the paper's "perfect" splitters.  Found on the
+    host from the distance of every node to its head (the reversed lists ranked
+    sequentially)."""
+    from .sequential import rank_sequential
+    n = len(succ)
+    ids = np.arange(n, dtype=np.int64)
+    pred = ids.copy()
+    links = succ != ids
+    pred[succ[links]] = ids[links]
+    pos = rank_sequential(pred)
+    spacing = max(1, -(-n // max(p, 1)))
+    return np.flatnonzero(pos % spacing == 0).astype(np.int32)
+
+
+def check_48(p: int, r: int, heads: int) -> None:
+    if p > MAX_THREADS_48:
+        raise ValueError(f"packing=48 keeps each node's owner in 16 bits and allows at most "
+                         f"{MAX_THREADS_48:,} threads (the paper's limit); got threads={p:,}. "
+                         "Use packing=64 or fewer threads")
+    if r > MAX_SLOTS_48:
+        raise ValueError(f"packing=48: {r:,} splitters ({p:,} threads + {heads:,} list heads) "
+                         f"do not fit the 16-bit owner field (at most {MAX_SLOTS_48:,}); "
+                         "use packing=64")
+
+
+def run_random_splitter(ctx, succ_d, succ: np.ndarray, heads: np.ndarray, *, p: int,
+                        packing: int, splitters: str, seed: int):
+    """Kernels RS1..RS5; returns (ranks int64, stats dict)."""
+    dev = ctx.device
+    n = len(succ)
+    if splitters == "random":
+        p_rand, given = p, heads.astype(np.int32)
+    else:
+        p_rand, given = 0, even_splitters(succ, p)
+    r = p_rand + len(given)
+    if packing == 48:
+        check_48(p, r, len(heads))
+    threads = ctx.splitter_threads(p)
+    sp_node = dev.zeros(r, np.int32)
+    spw = dev.zeros(2 * (r + 1), np.uint64)
+    kiss = dev.zeros(4 * p_rand, np.uint32)
+    given_d = dev.to_device(given)
+    sp_rank = dev.zeros(r + 1, np.int32)
+    flags = dev.zeros(4, np.int32)
+    seed64 = int(seed) % (1 << 64)
+    if packing == 64:
+        own = dev.empty(n, np.int64)
+        ctx.launch(rs1_init_64, threads, own, n, step="RS1")
+        ctx.launch(rs2_choose_64, threads, own, sp_node, spw, kiss, given_d, seed64, p_rand, r,
+                   n, step="RS2")
+        ctx.launch(rs3_walk_64, threads, succ_d, own, sp_node, spw, r, step="RS3")
+    else:
+        owner = dev.empty(n, np.uint16)
+        lrank = dev.empty(n, np.int32)
+        ctx.launch(rs1_init_48, threads, owner, n, step="RS1")
+        ctx.launch(rs2_choose_48, threads, owner, lrank, sp_node, spw, kiss, given_d, seed64,
+                   p_rand, r, n, step="RS2")
+        ctx.launch(rs3_walk_48, threads, succ_d, owner, lrank, sp_node, spw, r, step="RS3")
+    lengths = (spw.to_host()[:r] & np.uint64(LOW)).astype(np.int64)   # for stats only
+    ctx.launch(rs4_rank_splitters, ctx.block_threads(r + 1), spw, sp_rank, flags, r + 1,
+               max_rounds(r + 1), step="RS4", one_block=True)
+    f = flags.to_host()
+    rs4_rounds = int(f[3])
+    if f[rs4_rounds % 3]:
+        raise RuntimeError("random-splitter: the list of splitters did not converge (the "
+                           "input is not a forest of lists); rank it with validate=True")
+    if packing == 64:
+        ctx.launch(rs5_final_64, threads, own, sp_rank, succ_d, n, step="RS5")
+        ranks = succ_d.to_host().astype(np.int64)        # RS5 wrote over succ
+    else:
+        ctx.launch(rs5_final_48, threads, owner, lrank, sp_rank, n, step="RS5")
+        ranks = lrank.to_host().astype(np.int64)
+    stats = sublist_stats(lengths, n, p_rand, len(heads), splitters, p)
+    stats.update(threads=p, launched_threads=threads, packing=packing, slots=r,
+                 rs4_rounds=rs4_rounds,
+                 splitter_nodes=dev_to_host_nodes(sp_node, lengths))
+    return ranks, stats
+
+
+def dev_to_host_nodes(sp_node, lengths) -> np.ndarray:
+    """The splitter nodes that head a non-empty sublist (collision winners, heads)."""
+    return sp_node.to_host()[lengths > 0].astype(np.int64)
+
+
+def harmonic(m: float) -> float:
+    """H_m for real m >= 1 (exact sum for small m, the asymptotic series beyond)."""
+    if m < 50:
+        k = int(round(m))
+        return sum(1.0 / j for j in range(1, max(k, 1) + 1))
+    return math.log(m) + 0.5772156649015329 + 1 / (2 * m) - 1 / (12 * m * m)
+
+
+def sublist_stats(lengths: np.ndarray, n: int, p_rand: int, heads: int, splitters: str,
+                  p: int) -> dict:
+    """Sublist lengths (mean, max, histogram) beside the values expected for them.
+
+    Random splitters (Reid-Miller): p draws with replacement over n nodes plus
+    the heads give m = h + (n - h)(1 - (1 - 1/n)^p) distinct splitters on
+    average; the sublists (gaps between consecutive splitters) are then close
+    to geometric with mean n/m, so a length falls in [a, b) with probability
+    (1 - m/n)^(a-1) - (1 - m/n)^(b-1), and the longest of the m is expected to
+    be about (n/m) H_m ~ (n/m) ln m.  Even splitters: every sublist has the
+    spacing ceil(n/p) except the last of each list.
+    Histogram bins are [1, 2), [2, 4), [4, 8), ...
+    """
+    used = lengths[lengths > 0]
+    out = {"splitters": splitters, "heads": int(heads), "sublists": int(len(used)),
+           "collisions": int(len(lengths) - len(used)),
+           "mean": float(used.mean()) if len(used) else 0.0,
+           "max": int(used.max()) if len(used) else 0}
+    top = max(int(used.max()).bit_length() if len(used) else 1, 1)
+    edges = [1 << j for j in range(top + 1)]
+    counts = np.bincount(np.log2(used).astype(np.int64) if len(used) else np.zeros(0, np.int64),
+                         minlength=top)[:top]
+    hist = {"bins": [(edges[j], edges[j + 1]) for j in range(top)],
+            "counts": [int(c) for c in counts]}
+    if splitters == "random" and n:
+        m = heads + (n - heads) * (1.0 - (1.0 - 1.0 / n) ** p_rand)
+        q = min(1.0, m / n)
+        out["expected_sublists"] = m
+        out["expected_mean"] = n / m
+        out["expected_max"] = (n / m) * harmonic(m)
+        hist["expected"] = [m * ((1 - q) ** (a - 1) - (1 - q) ** (b - 1))
+                            for a, b in hist["bins"]]
+    elif n:
+        spacing = max(1, -(-n // max(p, 1)))
+        out["expected_sublists"] = len(used)
+        out["expected_mean"] = n / max(len(used), 1)
+        out["expected_max"] = min(spacing, n)
+        hist["expected"] = None
+    out["histogram"] = hist
+    return out
