@@ -88,9 +88,13 @@ def rank_cpu_random_splitter(succ, splitters: int | None = None, seed: int = 0,
         length[walker] = d + 1
     # rank the splitter list: Q[k] = length[k] + Q[nxt[k]], Q[sentinel] = 0
     q, s = length.copy(), nxt.copy()
-    while (s != r).any():
+    for _ in range(int(r + 1).bit_length() + 1):
+        if (s == r).all():
+            break
         q, s = q + q[s], s[s]
-        s[r] = r
+    else:
+        raise RuntimeError("cpu-random-splitter: the list of splitters did not converge (the "
+                           "input is not a forest of lists); rank it with validate=True")
     ranks = (q - 1)[slot_of] - local
     stats = sublist_stats(length[:r], n, p, len(heads), "random", p)
     stats.update(threads=p, slots=r)

@@ -57,7 +57,8 @@ class TrafficCounter:
         not recomputed: the per-warp engines issue one access per warp.
         """
         if acc.warp.size == 0 or acc.warp[0] != acc.warp[-1]:
-            return coalesce_batch(acc.warp, acc.lane, acc.address, acc.word_size, self.arch)
+            return self._contiguous(acc) or coalesce_batch(acc.warp, acc.lane, acc.address,
+                                                           acc.word_size, self.arch)
         base = int(acc.address.min()) & ~127
         rel = acc.address - base
         key = (acc.word_size, rel.tobytes(), acc.lane.tobytes())
@@ -69,6 +70,41 @@ class TrafficCounter:
                                                        acc.word_size, self.arch)
         return Batch(np.full(hit.txn_size.size, acc.warp[0]), hit.txn_address + base,
                      hit.txn_size, hit.requests)
+
+
+    def _contiguous(self, acc: MemoryAccess):
+        """Many warps reading one contiguous run (lane k of warp w -> the next word): the
+        full warps in the middle all repeat one pattern 32 words apart, so coalesce the
+        first, one middle and the last warp and repeat the middle one.  This is the hot
+        case of striding loops in the lockstep engine."""
+        ws, a, lane, warp = acc.word_size, acc.address, acc.lane, acc.warp
+        if ws < 4 or a.size < 128:          # 32 words of >= 4 bytes are whole 128-byte segments
+            return None
+        step_lane = np.diff(lane)
+        if not ((np.diff(a) == ws).all() and ((step_lane == 1) | (step_lane == -31)).all()):
+            return None
+        cut = np.flatnonzero(np.diff(warp)) + 1
+        if not (step_lane[cut - 1] == -31).all():
+            return None                         # a warp boundary without the lane wrapping
+        first, last = slice(0, cut[0]), slice(cut[-1], a.size)
+        middle = slice(cut[0], cut[0] + 32) if len(cut) > 1 else None
+        parts = [coalesce_batch(warp[s], lane[s], a[s], ws, self.arch)
+                 for s in (first, middle, last) if s is not None]
+        if middle is None:
+            head, tail = parts
+            return Batch(*(np.concatenate((getattr(head, f), getattr(tail, f)))
+                           for f in ("txn_warp", "txn_address", "txn_size")),
+                         head.requests + tail.requests)
+        head, mid, tail = parts
+        reps = len(cut) - 1
+        shift = np.arange(reps, dtype=np.int64)
+        mid_warp = (mid.txn_warp[None, :] + shift[:, None]).ravel()
+        mid_addr = (mid.txn_address[None, :] + shift[:, None] * (32 * ws)).ravel()
+        mid_size = np.tile(mid.txn_size, reps)
+        return Batch(np.concatenate((head.txn_warp, mid_warp, tail.txn_warp)),
+                     np.concatenate((head.txn_address, mid_addr, tail.txn_address)),
+                     np.concatenate((head.txn_size, mid_size, tail.txn_size)),
+                     head.requests + mid.requests * reps + tail.requests)
 
 
 def _warps(acc: MemoryAccess) -> int:
