@@ -228,7 +228,9 @@ class SimDevice(Device):
         """Run ``kernel`` on the simulator.
 
         ``engine``: "lockstep" (default for the fixed schedule), "warps"
-        (per-warp interleaving; default for ``schedule="random"``) or "timed".
+        (per-warp interleaving; default for ``schedule="random"``), "timed"
+        (simulated time, every warp a process) or "timed-block" (simulated
+        time, each block's warps in lockstep: faster).
         ``schedule``: "fixed" or "random" (with ``seed``).
         """
         from .sim import launch as sim_launch

@@ -27,17 +27,24 @@ node with two predecessors, no cycle and so at least one tail; each failure
 is a ValueError naming the offending node(s) (sequential.validate_succ).  An
 empty list and n = 1 are fine.  The heads of the lists (random splitter) are
 found on the host, from the in-degrees, in both cases: they are part of the
-input's description, as node 0 is the head in the paper.
+input's description, as node 0 is the head in the paper.  With
+validate=False invalid input is not caught up front: pointer jumping that
+does not converge in log2(n) rounds raises RuntimeError (Wylie, RS4), a
+kernel indexing out of bounds raises simgpu's KernelRuntimeError, other
+damage gives wrong ranks; nothing loops forever.
 
-Threads.  ``threads`` is the number of GPU threads p (random splitter: the
-number of random splitters, one per thread; Wylie: the striding threads).
-The default for the random splitter is sm_count * max_threads_per_sm / 8 of
-the device (3,456 = 16 x 216 cores on the GTX 260: "a small factor times the
-number of cores", the paper's advice), halved while p log2 p > n so that the
-work stays O(n + p log p) = O(n); never below 32.  Wylie's default is one
-thread per node up to the device's resident-thread capacity
-(sm_count * max_threads_per_sm), then striding.  Blocks have ``block``
-threads (256 by default, capped by the device).
+Threads.  ``threads`` is the number of GPU threads p.  Random splitter: the
+number of random splitters, one per thread (also the threads of RS1, RS2,
+RS3 and RS5).  The default is sm_count * max_threads_per_sm / 8 of the device
+(3,456 = 16 x 216 cores on the GTX 260: "a small factor times the number of
+cores", the paper's advice), at most 16,384 for packing=48, halved while
+p log2 p > n so that the work O(n + p log p) stays O(n); never below 32.
+Wylie: the striding threads, by default one per node up to the device's
+resident threads (sm_count * max_threads_per_sm).  wylie-single-block: the
+size of its one block (default: enough warps for n, at most the device's
+block limit).  cpu-random-splitter: the number of random splitters (default
+max(64, n / 32)).  Blocks have ``block`` threads (256 by default, as the
+paper's 64 blocks for 16,384 threads; capped by the device).
 
 ``launch_options`` go to every launch, e.g. ``dict(schedule="random", seed=3)``
 (per-warp engine, random interleavings and store winners) or
@@ -52,7 +59,7 @@ import numpy as np
 import simgpu
 
 from . import cpu
-from .random_splitter import MAX_THREADS_48, run_random_splitter
+from .random_splitter import MAX_THREADS_48, check_48_threads, run_random_splitter
 from .sequential import rank_sequential, validate_succ
 from .wylie import run_wylie, run_wylie_single_block
 
@@ -81,8 +88,9 @@ class RankResult:
 class _Context:
     """A device, its launch options and the list of reports of one ranking."""
 
-    def __init__(self, device, block: int, launch_options: dict | None):
+    def __init__(self, device, block: int, launch_options: dict | None, threads: int | None = None):
         self.device = device if isinstance(device, simgpu.Device) else simgpu.get_device(device)
+        self.threads = threads               # the caller's p, if given
         lim = self.device.limits
         self.max_block = int(lim.max_threads_per_block)
         self.block = max(32, min(int(block), self.max_block))
@@ -100,14 +108,14 @@ class _Context:
 
     def node_threads(self, n: int) -> int:
         """Wylie: one thread per node, at most the resident threads (then striding)."""
+        if self.threads is not None:
+            return self.threads
         return max(1, min(self.resident_threads(), n))
 
     def block_threads(self, m: int) -> int:
-        """Threads of a single-block kernel over m items."""
+        """Threads of a single-block kernel over m items: enough warps to cover m, at most
+        the device's block limit."""
         return max(32, min(self.max_block, -(-m // 32) * 32))
-
-    def splitter_threads(self, p: int) -> int:
-        return max(1, p)
 
     def launch(self, kernel, threads: int, *args, step: str, one_block: bool = False):
         if one_block:
@@ -121,10 +129,13 @@ class _Context:
         return rep
 
 
-def default_threads(device, n: int) -> int:
-    """The random splitter's default p (see the module docstring)."""
+def default_threads(device, n: int, packing: int = 64) -> int:
+    """The random splitter's default p (see the module docstring); at most 16,384
+    for packing=48."""
     ctx = device if isinstance(device, _Context) else _Context(device, 256, None)
     p = max(32, ctx.resident_threads() // 8)
+    if packing == 48:
+        p = min(p, MAX_THREADS_48)
     while p > 32 and p * np.log2(p) > n:
         p //= 2
     return max(32, p)
@@ -167,11 +178,8 @@ def rank(succ, method: str = "random-splitter", device="sim:gtx260", threads: in
         raise ValueError(f"splitters must be 'random' or 'even', not {splitters!r}")
     if threads is not None and (isinstance(threads, bool) or int(threads) < 1):
         raise ValueError(f"threads must be a positive integer, not {threads!r}")
-    if method == "random-splitter" and packing == 48 and threads is not None \
-            and threads > MAX_THREADS_48:
-        raise ValueError(f"packing=48 keeps each node's owner in 16 bits and allows at most "
-                         f"{MAX_THREADS_48:,} threads (the paper's limit); got "
-                         f"threads={threads:,}. Use packing=64 or fewer threads")
+    if method == "random-splitter" and packing == 48 and threads is not None:
+        check_48_threads(int(threads))
     s = _as_succ(succ, validate)
     n = len(s)
 
@@ -183,20 +191,21 @@ def rank(succ, method: str = "random-splitter", device="sim:gtx260", threads: in
         ranks, stats = cpu.rank_cpu_random_splitter(s, threads, seed)
         return RankResult(ranks, [], stats)
 
-    ctx = _Context(device, block, launch_options)
+    ctx = _Context(device, block, launch_options, None if threads is None else int(threads))
+    if method == "wylie-single-block" and threads is not None and threads > ctx.max_block:
+        raise ValueError(f"wylie-single-block runs one block: threads={threads} exceeds "
+                         f"{ctx.device.name}'s {ctx.max_block} threads per block")
     if n == 0:
         return RankResult(np.empty(0, np.int64), [], {})
     succ_d = ctx.device.to_device(s.astype(np.int32))
     if method == "wylie":
-        if threads is not None:
-            ctx.node_threads = lambda n, t=int(threads): t
         ranks, rounds = run_wylie(ctx, succ_d, n)
         stats = {"rounds": rounds}
     elif method == "wylie-single-block":
         ranks, rounds = run_wylie_single_block(ctx, succ_d, n)
         stats = {"rounds": rounds}
     else:
-        p = default_threads(ctx, n) if threads is None else int(threads)
+        p = default_threads(ctx, n, packing) if threads is None else int(threads)
         heads = cpu.heads_of(s)
         ranks, stats = run_random_splitter(ctx, succ_d, s, heads, p=p, packing=packing,
                                            splitters=splitters, seed=seed)

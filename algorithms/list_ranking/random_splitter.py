@@ -217,11 +217,15 @@ def even_splitters(succ: np.ndarray, p: int) -> np.ndarray:
     return np.flatnonzero(pos % spacing == 0).astype(np.int32)
 
 
-def check_48(p: int, r: int, heads: int) -> None:
+def check_48_threads(p: int) -> None:
     if p > MAX_THREADS_48:
         raise ValueError(f"packing=48 keeps each node's owner in 16 bits and allows at most "
                          f"{MAX_THREADS_48:,} threads (the paper's limit); got threads={p:,}. "
                          "Use packing=64 or fewer threads")
+
+
+def check_48(p: int, r: int, heads: int) -> None:
+    check_48_threads(p)
     if r > MAX_SLOTS_48:
         raise ValueError(f"packing=48: {r:,} splitters ({p:,} threads + {heads:,} list heads) "
                          f"do not fit the 16-bit owner field (at most {MAX_SLOTS_48:,}); "
@@ -240,7 +244,7 @@ def run_random_splitter(ctx, succ_d, succ: np.ndarray, heads: np.ndarray, *, p: 
     r = p_rand + len(given)
     if packing == 48:
         check_48(p, r, len(heads))
-    threads = ctx.splitter_threads(p)
+    threads = p
     sp_node = dev.zeros(r, np.int32)
     spw = dev.zeros(2 * (r + 1), np.uint64)
     kiss = dev.zeros(4 * p_rand, np.uint32)
@@ -275,16 +279,13 @@ def run_random_splitter(ctx, succ_d, succ: np.ndarray, heads: np.ndarray, *, p: 
     else:
         ctx.launch(rs5_final_48, threads, owner, lrank, sp_rank, n, step="RS5")
         ranks = lrank.to_host().astype(np.int64)
+    rs1 = ctx.launches[-5]
     stats = sublist_stats(lengths, n, p_rand, len(heads), splitters, p)
-    stats.update(threads=p, launched_threads=threads, packing=packing, slots=r,
-                 rs4_rounds=rs4_rounds,
-                 splitter_nodes=dev_to_host_nodes(sp_node, lengths))
+    stats.update(threads=p, launched_threads=rs1.grid[0] * rs1.block[0], packing=packing,
+                 slots=r, rs4_rounds=rs4_rounds,
+                 # the nodes that head a non-empty sublist: collision winners and heads
+                 splitter_nodes=sp_node.to_host()[lengths > 0].astype(np.int64))
     return ranks, stats
-
-
-def dev_to_host_nodes(sp_node, lengths) -> np.ndarray:
-    """The splitter nodes that head a non-empty sublist (collision winners, heads)."""
-    return sp_node.to_host()[lengths > 0].astype(np.int64)
 
 
 def harmonic(m: float) -> float:

@@ -162,7 +162,8 @@ def run_wylie_single_block(ctx, succ_d, n: int):
     buf = dev.zeros(2 * n, np.uint64)
     flags = dev.zeros(4, np.int32)
     limit = max_rounds(n)
-    ctx.launch(wylie_single_block, ctx.block_threads(n), succ_d, buf, flags, n, limit,
+    block = ctx.threads if ctx.threads is not None else ctx.block_threads(n)
+    ctx.launch(wylie_single_block, block, succ_d, buf, flags, n, limit,
                step="single block", one_block=True)
     f = flags.to_host()
     rounds = int(f[3])

@@ -465,9 +465,12 @@ class FunctionBuilder(ast.NodeVisitor):
             return ir.Unary(type=boolean, loc=loc, op=op, operand=truth(operand, loc))
         if op is UnaryOp.INVERT and operand.type.is_float:
             raise self.type_error(node, f"'~' needs an integer operand, not {operand.type}")
-        if isinstance(operand, ir.Const) and op is UnaryOp.NEG:     # -5 is a literal
-            return self.visit_Constant(ast.copy_location(ast.Constant(-operand.value), node))
         t = promote(operand.type)
+        if isinstance(node.operand, ast.Constant) and op is UnaryOp.NEG and not t.is_float:
+            # C: -5 is minus applied to the literal 5, so it keeps the literal's
+            # type (-2147483648 is an i64, as it is a long in C); fold it, wrapping.
+            value = (-operand.value - t.min) % (1 << t.bits) + t.min
+            return ir.Const(type=t, loc=loc, value=value)
         return ir.Unary(type=t, loc=loc, op=op, operand=cast(operand, t, loc))
 
     def visit_BoolOp(self, node):
@@ -498,7 +501,7 @@ class FunctionBuilder(ast.NodeVisitor):
     def visit_IfExp(self, node):
         loc = self.loc(node)
         a, b = self.expr(node.body), self.expr(node.orelse)
-        t = common_type(a.type, b.type) if a.type != b.type else a.type
+        t = common_type(a.type, b.type)          # C's ?: converts both sides, promoting too
         return ir.Select(type=t, loc=loc, cond=truth(self.expr(node.test), loc),
                          if_true=cast(a, t, loc), if_false=cast(b, t, loc))
 

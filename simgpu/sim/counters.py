@@ -50,27 +50,28 @@ class TrafficCounter:
                              "address": address, "active": active, "word_size": acc.word_size}
 
     def coalesce(self, acc: MemoryAccess):
-        """The coalescer's Batch; one-warp patterns are remembered relative to a 128 B base.
+        """The coalescer's Batch; one-warp patterns are remembered relative to a 512 B base.
 
-        Coalescing depends only on addresses modulo whole 128-byte segments, so a
+        Coalescing depends only on addresses modulo whole segments (at most 256 B), so a
         warp repeating a pattern (every warp of a coalesced loop) is looked up,
         not recomputed: the per-warp engines issue one access per warp.
         """
         if acc.warp.size == 0 or acc.warp[0] != acc.warp[-1]:
             return self._contiguous(acc) or coalesce_batch(acc.warp, acc.lane, acc.address,
                                                            acc.word_size, self.arch)
-        base = int(acc.address.min()) & ~127
-        rel = acc.address - base
-        key = (acc.word_size, rel.tobytes(), acc.lane.tobytes())
+        return self._one_warp(acc.warp, acc.lane, acc.address, acc.word_size)
+
+    def _one_warp(self, warp, lane, address, ws):
+        base = int(address.min()) & ~511         # coarser than any segment rule (256 B max)
+        rel = address - base
+        key = (ws, rel.tobytes(), lane.tobytes())
         hit = self._patterns.get(key)
         if hit is None:
             if len(self._patterns) > 50_000:
                 self._patterns.clear()
-            hit = self._patterns[key] = coalesce_batch(np.zeros_like(acc.warp), acc.lane, rel,
-                                                       acc.word_size, self.arch)
-        return Batch(np.full(hit.txn_size.size, acc.warp[0]), hit.txn_address + base,
+            hit = self._patterns[key] = coalesce_batch(np.zeros_like(warp), lane, rel, ws, self.arch)
+        return Batch(np.full(hit.txn_size.size, warp[0]), hit.txn_address + base,
                      hit.txn_size, hit.requests)
-
 
     def _contiguous(self, acc: MemoryAccess):
         """Many warps reading one contiguous run (lane k of warp w -> the next word): the
@@ -88,7 +89,7 @@ class TrafficCounter:
             return None                         # a warp boundary without the lane wrapping
         first, last = slice(0, cut[0]), slice(cut[-1], a.size)
         middle = slice(cut[0], cut[0] + 32) if len(cut) > 1 else None
-        parts = [coalesce_batch(warp[s], lane[s], a[s], ws, self.arch)
+        parts = [self._one_warp(warp[s], lane[s], a[s], ws)
                  for s in (first, middle, last) if s is not None]
         if middle is None:
             head, tail = parts

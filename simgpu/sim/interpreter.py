@@ -15,7 +15,7 @@ time), so all engines share this one implementation of the semantics.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -52,15 +52,12 @@ class Counters:
     thread_instructions: int = 0      # active lanes summed over warp instructions
     branches: int = 0
     divergent_branches: int = 0
-    by_line: dict = field(default_factory=dict)
 
     def merge(self, other: "Counters") -> None:
         self.warp_instructions += other.warp_instructions
         self.thread_instructions += other.thread_instructions
         self.branches += other.branches
         self.divergent_branches += other.divergent_branches
-        for line, n in other.by_line.items():
-            self.by_line[line] = self.by_line.get(line, 0) + n
 
 
 class Frame:
@@ -123,8 +120,6 @@ class Executor:
         w = self.warps(idx)
         self.counters.warp_instructions += w
         self.counters.thread_instructions += idx.size
-        line = node.loc.line
-        self.counters.by_line[line] = self.counters.by_line.get(line, 0) + w
 
     def branch(self, idx, cond, node):
         self.issue(idx, node)
@@ -294,7 +289,7 @@ class Executor:
             return g.index[(e.name, e.dim)][idx]
         dims = {"blockDim": g.geom.block, "gridDim": g.geom.grid}
         value = 32 if e.name == "warp_size" else dims[e.name]["xyz".index(e.dim)]
-        return np.full(idx.size, value, dtype=np.int32)
+        return np.full(idx.size, value, dtype=np.int32)     # uniform over the lanes
         yield  # pragma: no cover
 
     def eval_Cast(self, e, idx):

@@ -20,6 +20,7 @@ yet: there every access goes to DRAM (see docs/fidelity.md).
 """
 from __future__ import annotations
 
+import numpy as np
 import simpy
 
 from ..mem.access import MemoryAccess
@@ -65,18 +66,24 @@ class SM:
         self.issue_free = 0.0
         self.busy = 0.0
 
-    def issue(self, now: float, k: int) -> tuple[float, float]:
-        """Reserve the issue pipeline for k instructions: (issued at, warp ready at)."""
+    def issue(self, now: float, k: int, warps: int = 1) -> tuple[float, float]:
+        """Reserve the issue pipeline for k warp instructions of ``warps`` warps
+        running together: (issued at, ready again at)."""
         if k == 0:
             return now, now
         start = max(now, self.issue_free)
         self.issue_free = start + k * self.issue_cycles
         self.busy += k * self.issue_cycles
-        return self.issue_free, max(self.issue_free, now + k * self.alu_latency)
+        return self.issue_free, max(self.issue_free, now + k / warps * self.alu_latency)
+
+
+GRANULARITIES = ("warp", "block")
 
 
 def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: Counters,
-              traffic, report):
+              traffic, report, granularity: str = "warp"):
+    if granularity not in GRANULARITIES:
+        raise ValueError(f"timed granularity must be one of {GRANULARITIES}, not {granularity!r}")
     env = simpy.Environment()
     memory = MemorySystem(config)
     sms = [SM(i, config) for i in range(config.gpu.sm_count)]
@@ -86,7 +93,20 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
     pending.reverse()                            # pop() hands out block 0 first
     warp_counters: list = []
 
-    def warp(gen, wc: Counters, sm: SM, block_state, w):
+    def serve(event, issued, ready):
+        """When the issuing warp(s) may go on after ``event``; memory traffic is per warp."""
+        batch = traffic.add(event)
+        if batch is None:                        # shared memory
+            return max(ready, issued + shared_latency)
+        bounds = np.flatnonzero(np.diff(batch.txn_warp)) + 1
+        for lo, hi in zip(np.concatenate(([0], bounds)), np.concatenate((bounds, [batch.transactions]))):
+            back = memory.access(event.kind, batch.txn_address[lo:hi], batch.txn_size[lo:hi], issued)
+            if event.kind != "store":            # loads and atomics wait for their data
+                ready = max(ready, back)
+        return ready
+
+    def warp(gen, wc: Counters, sm: SM, block_state, w, warps: int):
+        """A warp's process (or a whole block's, when ``warps`` > 1 run as one group)."""
         done = 0
         while True:
             try:
@@ -94,31 +114,23 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
             except StopIteration:
                 event = None
             k, done = wc.warp_instructions - done, wc.warp_instructions
-            issued, ready = sm.issue(env.now, k)
+            issued, ready = sm.issue(env.now, k, warps)
             if event is None:
                 yield env.timeout(ready - env.now)
                 block_state.finish(w)
                 return
             if isinstance(event, MemoryAccess):
-                batch = traffic.add(event)
-                if batch is None:                # shared memory
-                    ready = max(ready, issued + shared_latency)
-                elif event.kind != "store":
-                    back = memory.access(event.kind, batch.txn_address, batch.txn_size, issued)
-                    ready = max(ready, back)
-                else:
-                    memory.access("store", batch.txn_address, batch.txn_size, issued)
-                yield env.timeout(ready - env.now)
+                yield env.timeout(serve(event, issued, ready) - env.now)
             elif isinstance(event, Barrier):
                 yield env.timeout(ready - env.now)
                 yield block_state.arrive(w, event)
 
     class BlockState:
-        def __init__(self, block, warps):
-            self.pool = BarrierPool([(block, None)] * len(warps))
+        def __init__(self, block, count):
+            self.pool = BarrierPool([(block, None)] * count)
             self.block = block
             self.events = {}
-            self.left = len(warps)
+            self.left = count
             self.done = env.event()
 
         def arrive(self, w, barrier):
@@ -138,15 +150,17 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
 
     def run_block(block, sm):
         bindings = {**arrays, **shared_bindings(fn, 1)}
-        gens = []
-        for w in range(geom.warps_per_block):
+        if granularity == "block":
+            # The block's warps run as one lane group, in lockstep with each other.
+            groups = [LaneGroup.blocks(geom, block, 1)]
+        else:
+            groups = [LaneGroup.warp(geom, block, w, 0, 1) for w in range(geom.warps_per_block)]
+        state = BlockState(block, len(groups))
+        for w, group in enumerate(groups):
             wc = Counters()
             warp_counters.append(wc)
-            group = LaneGroup.warp(geom, block, w, 0, 1)
-            gens.append((Executor(group, schedule, wc, lockstep=False).run(fn, scalars, bindings), wc))
-        state = BlockState(block, gens)
-        for w, (gen, wc) in enumerate(gens):
-            env.process(warp(gen, wc, sm, state, w))
+            gen = Executor(group, schedule, wc, lockstep=granularity == "block").run(fn, scalars, bindings)
+            env.process(warp(gen, wc, sm, state, w, group.count_warps(np.arange(group.n))))
         yield state.done
 
     def sm_slot(sm):
@@ -167,6 +181,7 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
     report.time_ms = cycles / (config.gpu.core_clock_mhz * 1e3) + overhead_ms
     used = min(geom.blocks, resident * len(sms))
     report.extra = {
+        "granularity": granularity,
         "occupancy": round(resident * geom.warps_per_block / config.limits.max_warps_per_sm, 3),
         "blocks_per_sm": resident, "occupancy_limit": limit,
         "sm_issue_utilization": round(sum(s.busy for s in sms) / (cycles * len(sms)), 3) if cycles else 0.0,

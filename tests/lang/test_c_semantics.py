@@ -44,7 +44,7 @@ from hypothesis import strategies as st
 
 import simgpu
 from simgpu.device import SimDevice
-from simgpu.ir.types import SCALAR_TYPES, boolean, common_type, i8, i32, i64, promote, u32, u64
+from simgpu.ir.types import SCALAR_TYPES, boolean, common_type, i32, i64, promote, u32, u64
 from simgpu.lang import (Array, KernelRuntimeError, blockDim, blockIdx, kernel, threadIdx)
 
 INT_NAMES = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
@@ -63,7 +63,8 @@ def _make_device():
         lim = types.SimpleNamespace(max_threads_per_block=512, max_block_dim=(512, 512, 64),
                                     max_grid_dim=(65535, 65535, 1),
                                     shared_memory_per_block_bytes=16384)
-        cfg = types.SimpleNamespace(limits=lim, gpu=types.SimpleNamespace(arch="sm_13", name="test"))
+        gpu = types.SimpleNamespace(arch="sm_13", name="test")
+        cfg = types.SimpleNamespace(limits=lim, gpu=gpu)
         return SimDevice(cfg, "sim:test")
 
 
@@ -224,8 +225,8 @@ def literal_type(v: int):
 
 
 def select_type(a, b):
-    """The kernel's type of ``a if c else b`` (it keeps a common operand type as is)."""
-    return a if a == b else common_type(a, b)
+    """The kernel's type of ``a if c else b``: C's usual arithmetic conversions."""
+    return common_type(a, b)
 
 
 @dataclass(frozen=True)
@@ -276,6 +277,8 @@ def py_src(e: Node, vt) -> str:
     if e.kind == "var":
         return f"x{e.value}"
     if e.kind == "const":
+        if e.value in (-2**31, -2**63):       # as C spells them: -2147483648 alone is a long
+            return f"({e.value + 1} - 1)"
         return f"({e.value})"
     if e.kind in ("bin", "cmp", "logic"):
         return f"({p[0]} {e.op} {p[1]})"
@@ -310,6 +313,8 @@ def c_src(e: Node, vt) -> str:
     if e.kind == "var":
         return f"x{e.value}"
     if e.kind == "const":
+        # Typed as the kernel types the literal; INT_MIN is spelled (-2147483647-1) on both
+        # sides, since -2147483648 alone is minus applied to a long literal.
         return f"({c_literal(e.value, literal_type(e.value).name)})"
     if e.kind in ("bin", "cmp", "logic"):
         return f"({c[0]} {op} {c[1]})"
@@ -431,9 +436,13 @@ def test_random_expressions_match_c(sim_dev, cc, tmp_path_factory, batch):
     for k, e in enumerate(es):
         where = (f"\nexpression r{k} (inputs x0.. of types {vt}):\n  kernel: {py[k]}\n"
                  f"  C:      {cs[k]}\nkernel module:\n{kernel_src}")
-        assert ir_types[k] == ktype(e, vt), f"IR type {ir_types[k]}, predicted {ktype(e, vt)}" + where
+        assert ir_types[k] == ktype(e, vt), \
+            f"IR type {ir_types[k]}, predicted {ktype(e, vt)}" + where
         assert c_types[k] == ctype(e, vt).name, \
             f"C type {c_types[k]}, predicted {ctype(e, vt).name}" + where
+        # Kernel and C types agree (a boolean is C's int).
+        assert c_view(ir_types[k]) == c_types[k], \
+            f"kernel type {ir_types[k]}, C type {c_types[k]}" + where
         for i in range(ROWS):
             if sim_vals[k][i] != c_vals[k][i]:
                 row = {f"x{j}": inputs[j][i] for j in range(len(vt))}
@@ -473,19 +482,6 @@ def test_result_types_match_c_for_every_operand_pair(cc, tmp_path):
 
 
 # --- the famous cases, one by one ----------------------------------------------------
-
-NEG_CONST_BUG = (
-    "front-end bug: visit_UnaryOp folds '-' over any ir.Const into a new literal typed by its "
-    "value (i32/i64/u64), ignoring the operand's type; cast() has already turned u32(5), "
-    "i64(1), ... into Consts, so '-u32(5)' is the i32 -5 instead of the u32 4294967291")
-INT_MIN_LITERAL_BUG = (
-    "front-end bug: '-2147483648' is folded into one i32 literal, but in C (and CUDA) it is "
-    "unary minus applied to the literal 2147483648, which has type long/long long: "
-    "'-2147483648 - 1' is -2147483649 in C and 2147483647 in the simulator")
-SELECT_TYPE_BUG = (
-    "front-end type discrepancy: 'a if c else b' with both operands of the same type narrower "
-    "than int (u8, i16, ...) keeps that type; C's ?: applies the usual arithmetic "
-    "conversions, so its type is int (values agree)")
 
 I32_MIN, I64_MIN = "(-2147483647-1)", "(-9223372036854775807L-1)"
 
@@ -554,18 +550,19 @@ FAMOUS = [
      4294967295, u32, None),
     ("ternary_wider_branch", "i8(-1) if 1 else i64(5)", "1 ? (int8_t)-1 : (int64_t)5",
      -1, i64, None),
-    # --- known simulator bugs: C is checked as usual, the simulator side is xfail ---
-    ("neg_u32_constant", "-u32(5)", "-(uint32_t)5", 4294967291, u32, NEG_CONST_BUG),
-    ("neg_u64_constant", "-u64(1)", "-(uint64_t)1", 2**64 - 1, u64, NEG_CONST_BUG),
-    ("neg_i64_constant_then_shift", "-i64(1) << 40", "-(int64_t)1 << 40", -2**40, i64,
-     NEG_CONST_BUG),
+    # --- once simulator bugs (found by this file), fixed in the front end ---
+    ("neg_u32_constant", "-u32(5)", "-(uint32_t)5", 4294967291, u32, None),
+    ("neg_u64_constant", "-u64(1)", "-(uint64_t)1", 2**64 - 1, u64, None),
+    ("neg_i64_constant_then_shift", "-i64(1) << 40", "-(int64_t)1 << 40", -2**40, i64, None),
     ("neg_i32_constant_int_min_wraps", "-i32(-2147483648)", f"-(int32_t){I32_MIN}",
-     -2147483648, i32, NEG_CONST_BUG),
-    ("int_min_literal_is_long", "-2147483648 - 1", "-2147483648 - 1", -2147483649, i64,
-     INT_MIN_LITERAL_BUG),
+     -2147483648, i32, None),
+    ("int_min_literal_is_long", "-2147483648 - 1", "-2147483648 - 1", -2147483649, i64, None),
     ("ternary_of_u8s_is_int", "u8(200) if 1 else u8(3)", "1 ? (uint8_t)200 : (uint8_t)3",
-     200, i32, SELECT_TYPE_BUG),
+     200, i32, None),
 ]
+
+
+assert len({c for _, _, c, *_ in FAMOUS}) == len(FAMOUS)      # famous_in_c is keyed by C text
 
 
 def _famous_params():
@@ -601,12 +598,11 @@ def _neg_u32_const(out: Array[i64]):
     out[0] = i64(r)
 
 
-@pytest.mark.xfail(strict=True, reason=NEG_CONST_BUG)
-def test_bug_reproducer_negated_u32_constant(sim_dev):
-    """Minimal reproducer of NEG_CONST_BUG, written as a user would."""
+def test_negated_u32_constant(sim_dev):
+    """Once a bug: '-' on a cast constant lost the constant's type."""
     out = sim_dev.zeros(1, np.int64)
     sim_dev.launch(_neg_u32_const, 1, 1, out)
-    assert out.to_host()[0] == 4294967291          # the simulator gives -5
+    assert out.to_host()[0] == 4294967291
     assert dict(_neg_u32_const.ir.locals)["r"] == u32
 
 
