@@ -149,11 +149,17 @@ def _coalesce_example(args, dev, arch):
         print(f"picture written to {args.plot}")
 
 
+def _device(name):
+    try:
+        return get_device(name)
+    except RuntimeError as exc:          # no CuPy or no GPU for "cuda"
+        raise UserError(str(exc)) from None
+
+
 def _sim_device(name):
-    dev = get_device(name)
-    if not name.startswith("sim:"):
+    if not str(name).startswith("sim:"):
         raise UserError(f"this command runs on a simulated device (sim:...), not {name}")
-    return dev
+    return _device(name)
 
 
 # --- entry ------------------------------------------------------------------------

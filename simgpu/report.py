@@ -38,6 +38,7 @@ class LaunchReport:
     schedule: str = "fixed"
     seed: int = 0
     time_ms: float | None = None          # simulated or measured; None where not modeled
+    counted: bool = True                  # False on a real GPU: counts come from Nsight Compute
     cycles: int | None = None
     warp_instructions: int = 0
     thread_instructions: int = 0          # active lanes summed over warp instructions
@@ -72,6 +73,10 @@ class LaunchReport:
                  + (f" (seed {self.seed})" if self.schedule != "fixed" else "")]
         if self.time_ms is not None:
             lines.append(f"time {self.time_ms:.6f} ms" + (f"  ({self.cycles} cycles)" if self.cycles else ""))
+        if not self.counted:
+            lines.append("counts: not measured on the GPU itself "
+                         "(python -m cuda_backend.validate reads them with Nsight Compute)")
+            return "\n".join(lines)
         lines.append(f"warp instructions {self.warp_instructions:,}   branches {self.branches:,}   "
                      f"divergent {self.divergent_branches:,}")
         lines.append(f"{'':8}{'instr':>12}{'requests':>12}{'transact.':>12}{'bytes req.':>14}"

@@ -186,7 +186,7 @@ def test_wylie_round_count_is_log2_of_longest_list(succ):
         assert LR.rank(succ, method=method).stats["rounds"] == want
 
 
-def test_wylie_kernels_are_striding_and_branch_free():
+def test_wylie_jump_strides_and_moves_64_bit_words():
     succ = random_list(4000, 3)
     r = LR.rank(succ, method="wylie", threads=1000)       # 4 nodes per thread
     jump = r.kernel_reports("wylie_jump")

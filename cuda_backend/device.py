@@ -1,0 +1,124 @@
+"""The real GPU as a simgpu Device: kernels rendered to CUDA C, compiled with NVRTC
+through CuPy, launched PyCUDA-style, timed with CUDA events.
+
+CuPy is imported when a ``CudaDevice`` is made, never at import time, so the
+rest of simgpu works without it; a missing CuPy or GPU is a clear error.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from simgpu.device import Device, DeviceArray
+from simgpu.ir.types import ArrayType
+from simgpu.report import LaunchReport
+
+
+class CudaUnavailable(RuntimeError):
+    """No CuPy, no driver, or no GPU: the 'cuda' device cannot be used here."""
+
+
+@dataclass(frozen=True)
+class CudaLimits:
+    max_threads_per_block: int
+    max_block_dim: tuple
+    max_grid_dim: tuple
+    shared_memory_per_block_bytes: int
+
+
+def _import_cupy():
+    try:
+        import cupy
+    except ImportError as exc:
+        raise CudaUnavailable(
+            f"the 'cuda' device needs CuPy ({exc}); install it with "
+            "pip install 'simgpu[gpu]' on a machine with an NVIDIA GPU, "
+            "or use a simulated device such as 'sim:h100'") from None
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:   # CuPy raises its own CUDARuntimeError without a driver
+        raise CudaUnavailable(f"CuPy found no usable CUDA driver or GPU: {exc}") from None
+    if count == 0:
+        raise CudaUnavailable("CuPy found no CUDA GPU on this machine")
+    return cupy
+
+
+class CudaDevice(Device):
+    """``cuda`` / ``cuda:N``: the N-th GPU of this machine."""
+
+    def __init__(self, index: int = 0):
+        cp = self.cp = _import_cupy()
+        if not 0 <= index < cp.cuda.runtime.getDeviceCount():
+            raise CudaUnavailable(f"there is no GPU cuda:{index} "
+                                  f"({cp.cuda.runtime.getDeviceCount()} found)")
+        self.index = index
+        self.name = f"cuda:{index}"
+        props = cp.cuda.runtime.getDeviceProperties(index)
+        self.gpu_name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+        self.arch = f"sm_{props['major']}{props['minor']}"
+        self._limits = CudaLimits(props["maxThreadsPerBlock"], tuple(props["maxThreadsDim"]),
+                                  tuple(props["maxGridSize"]), props["sharedMemPerBlock"])
+        self._modules: dict = {}
+
+    @property
+    def limits(self):
+        return self._limits
+
+    def _allocate(self, host):
+        with self.cp.cuda.Device(self.index):
+            arr = self.cp.asarray(host)
+        return DeviceArray(self, arr, int(arr.data.ptr))
+
+    def _to_host(self, arr):
+        with self.cp.cuda.Device(self.index):
+            return self.cp.asnumpy(arr._data)
+
+    def _copy_from(self, arr, host):
+        with self.cp.cuda.Device(self.index):
+            arr._data.set(host)
+
+    def synchronize(self):
+        with self.cp.cuda.Device(self.index):
+            self.cp.cuda.Device(self.index).synchronize()
+
+    def function(self, kernel):
+        """The compiled CuPy function of ``kernel``, cached by a hash of its CUDA source."""
+        from .render import render
+        source = render(kernel)
+        key = hashlib.sha256((self.arch + "\n" + source).encode()).hexdigest()
+        if key not in self._modules:
+            with self.cp.cuda.Device(self.index):
+                module = self.cp.RawModule(code=source, backend="nvrtc",
+                                           options=("--std=c++17",))
+                self._modules[key] = module.get_function(kernel.ir.name)
+        return self._modules[key]
+
+    def launch(self, kernel, grid, block, *args, **options) -> LaunchReport:
+        """Launch on the GPU; ``time_ms`` is the kernel's CUDA-event time.
+
+        Options meant for the simulator (``engine``, ``schedule``, ``seed``)
+        are accepted and ignored, so algorithm code runs unchanged here.
+        """
+        fn, grid, block, scalars, arrays = self.check_launch(kernel, grid, block, args)
+        func = self.function(kernel)
+        argv = []
+        for p in fn.params:
+            if isinstance(p.type, ArrayType):
+                argv.append(arrays[p.name]._data)
+            else:
+                argv.append(np.array(scalars[p.name], dtype=p.type.dtype)[()])
+        cp = self.cp
+        with cp.cuda.Device(self.index):
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            start.record()
+            func(grid, block, tuple(argv))
+            end.record()
+            end.synchronize()
+            ms = cp.cuda.get_elapsed_time(start, end)
+        return LaunchReport(kernel=fn.name, device=self.name, grid=grid, block=block,
+                            engine="cuda", time_ms=ms, counted=False)
+
+    def __repr__(self):
+        return f"<CudaDevice {self.name}: {self.gpu_name}, {self.arch}>"
