@@ -203,6 +203,9 @@ class SimDevice(Device):
         self.config = config
         self.name = name
         self._next = ALIGNMENT
+        # The engine used where a launch names none (lockstep, or warps for random
+        # schedules); set it to "timed" or "timed-block" to time whole algorithms.
+        self.default_engine: str | None = None
 
     @property
     def limits(self):
@@ -235,6 +238,8 @@ class SimDevice(Device):
         """
         from .sim import launch as sim_launch
         fn, grid, block, scalars, arrays = self.check_launch(kernel, grid, block, args)
+        if engine is None and schedule == "fixed":
+            engine = self.default_engine
         return sim_launch.run(self, fn, grid, block, scalars, arrays, engine, schedule, seed)
 
     def __repr__(self):

@@ -585,7 +585,8 @@ class FunctionBuilder(ast.NodeVisitor):
         for p, a in zip(fn.params, node.args):
             if isinstance(p.type, ArrayType):
                 ref = self.array_ref(a)
-                if ref.type.elem != p.type.elem or ref.type.space != "global":
+                # A shared array may be passed too: CUDA's generic pointers reach both.
+                if ref.type.elem != p.type.elem:
                     raise self.type_error(a, f"parameter '{p.name}' of '{fn.name}' is "
                                              f"{p.type!r}, not {ref.type!r}")
                 args.append(ref)

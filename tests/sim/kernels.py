@@ -149,3 +149,17 @@ def scatter(idx: Array[i32], vals: Array[i32], out: Array[i32], n: i32):
     i = blockIdx.x * blockDim.x + threadIdx.x
     if i < n:
         out[idx[i]] = vals[i]
+
+
+@device_function
+def put(buf: Array[i32], i: i32, v: i32):
+    buf[i] = v
+
+
+@kernel
+def reverse_in_shared(a: Array[i32], out: Array[i32]):
+    s = shared_array(i32, 64)
+    t = threadIdx.x
+    put(s, 63 - t, a[blockIdx.x * 64 + t])     # a device function writing shared memory
+    syncthreads()
+    out[blockIdx.x * 64 + t] = s[t]

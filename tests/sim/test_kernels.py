@@ -134,3 +134,11 @@ def test_per_line_counts(dev):
     assert rep.by_line[line]["loads"] == rep.loads
     assert rep.to_dict()["loads"]["transactions"] == rep.loads.transactions
     assert "loads" in rep.table()
+
+
+def test_device_function_on_a_shared_array(dev):
+    a = np.arange(128, dtype=np.int32)
+    out = dev.zeros(128, np.int32)
+    rep = dev.launch(K.reverse_in_shared, 2, 64, dev.to_device(a), out)
+    assert np.array_equal(out.to_host(), a.reshape(2, 64)[:, ::-1].ravel())
+    assert rep.shared_stores == 4 and rep.stores.instructions == 4   # 2 warps x 2 blocks each

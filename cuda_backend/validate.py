@@ -1,0 +1,331 @@
+"""Hold the simulator against the real GPU: outputs, Nsight Compute counters, times.
+
+    python -m cuda_backend.validate --out DIR [--docs] [--quick]
+
+on a machine with an NVIDIA GPU, CuPy and Nsight Compute (``ncu``).  It
+
+1. runs every validation case on the GPU under ``ncu --clock-control none``,
+   reading each launch's global load/store/atomic requests and sectors;
+2. runs them again without ncu for CUDA-event times (median of repeats);
+3. runs them on ``sim:h100`` (lockstep for counts, ``timed-block`` for time);
+4. compares: outputs bit-identical (or valid by the algorithm's own check,
+   for results a schedule may change), counts launch by launch, times;
+5. writes ``DIR/validation.md`` (and ``docs/validation.md`` with ``--docs``).
+
+A case is a function ``run(device, seed) -> (outputs, reports)``; cases run
+whole algorithms, so their kernels see realistic inputs, and every kernel of
+the project that no case launches is listed as not validated.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import io
+import json
+import os
+import pathlib
+import platform
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import simgpu
+
+# Nsight Compute metrics for each of the simulator's counts (GPU.md lists them;
+# atomics whose result is unused compile to reductions, counted as op_red).
+METRICS = {
+    ("loads", "requests"): "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    ("loads", "transactions"): "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    ("stores", "requests"): "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    ("stores", "transactions"): "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    ("atom", "requests"): "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+    ("atom", "transactions"): "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum",
+    ("red", "requests"): "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+    ("red", "transactions"): "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum",
+}
+TIME_METRIC = "gpu__time_duration.sum"
+
+
+@dataclass
+class Case:
+    name: str
+    run: object                      # (device, seed) -> (dict of outputs, [LaunchReport])
+    exact_outputs: bool = True       # bit-identical on every device
+    schedule_dependent_counts: bool = False   # counts may differ with the winner of races
+    why: str = ""
+
+
+@dataclass
+class LaunchCounts:
+    kernel: str
+    counts: dict = field(default_factory=dict)   # (kind, what) -> int
+    time_ms: float | None = None
+
+
+# --- the cases ------------------------------------------------------------------------
+
+def _copy_case(kernel_name, stride=None, n=1 << 18):
+    def run(dev, seed):
+        from simgpu.examples import coalescing as ex
+        rng = np.random.default_rng(seed)
+        src = dev.to_device(rng.integers(-2**31, 2**31, n, dtype=np.int32))
+        dst = dev.zeros(n, np.int32)
+        kern = getattr(ex, kernel_name)
+        args = (src, dst, stride, n) if stride is not None else (src, dst, n)
+        rep = dev.launch(kern, 264, 256, *args)
+        return {"dst": dst.to_host()}, [rep]
+    return run
+
+
+def _rank_case(method, n, **kw):
+    def run(dev, seed):
+        from algorithms import generators, list_ranking
+        succ = generators.random_list(n, seed)
+        r = list_ranking.rank(succ, method=method, device=dev, seed=seed, **kw)
+        return {"ranks": r.ranks}, r.launches
+    return run
+
+
+def _cc_case(family, n, **kw):
+    def run(dev, seed):
+        from algorithms import connected_components, generators
+        nv, edges = getattr(generators, family)(n, seed=seed, **kw)
+        c = connected_components.label(nv, edges, method="shiloach-vishkin", device=dev, seed=seed)
+        return {"labels": c.labels}, c.launches
+    return run
+
+
+def cases(quick: bool = False) -> list:
+    n = 1 << 14 if quick else 1 << 18
+    out = [
+        Case("copy_striding", _copy_case("copy_striding", n=n)),
+        Case("copy_partitioning", _copy_case("copy_partitioning", n=n)),
+        Case("copy_with_stride 2", _copy_case("copy_with_stride", 2, n=n)),
+        Case("copy_with_stride 32", _copy_case("copy_with_stride", 32, n=n)),
+        Case("wylie", _rank_case("wylie", n)),
+        Case("wylie-single-block", _rank_case("wylie-single-block", 4096)),
+        Case("random-splitter 64 even", _rank_case("random-splitter", n, splitters="even")),
+        Case("random-splitter 48 even", _rank_case("random-splitter", n, splitters="even",
+                                                   packing=48)),
+        Case("random-splitter 64 random", _rank_case("random-splitter", n),
+             schedule_dependent_counts=True,
+             why="two threads drawing one splitter race for it; the winner, and so which "
+                 "warp walks that sublist, may differ"),
+    ]
+    try:
+        from algorithms import connected_components  # noqa: F401
+        out += [
+            Case("shiloach-vishkin uniform", _cc_case("uniform_random_graph", n // 4, m=n),
+                 schedule_dependent_counts=True,
+                 why="hooking resolves concurrent writes arbitrarily: rounds and counts depend "
+                     "on the winners; labels do not"),
+        ]
+    except ImportError:
+        pass
+    return out
+
+
+def project_kernels() -> dict:
+    """Every @kernel object in simgpu.examples and algorithms (name -> module)."""
+    import importlib
+    import pkgutil
+
+    import algorithms
+    from simgpu import examples
+    from simgpu.lang import Kernel
+    found = {}
+    for pkg in (examples, algorithms):
+        for info in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):
+            mod = importlib.import_module(info.name)
+            for obj in vars(mod).values():
+                if isinstance(obj, Kernel):
+                    found[obj.ir.name] = info.name
+    return found
+
+
+# --- running ----------------------------------------------------------------------------
+
+def run_cases(dev, selected, seeds, repeats=1):
+    """{(case, seed): (outputs, [LaunchCounts])}; times: median over ``repeats`` runs."""
+    results = {}
+    for case in selected:
+        for seed in seeds:
+            runs = [case.run(dev, seed) for _ in range(repeats)]
+            outputs, reports = runs[0]
+            launches = []
+            for k, rep in enumerate(reports):
+                lc = LaunchCounts(rep.kernel)
+                if rep.counted:
+                    for (kind, what) in METRICS:
+                        attr = {"atom": "atomics", "red": "atomics"}.get(kind, kind)
+                        if kind != "red":
+                            lc.counts[(kind, what)] = getattr(getattr(rep, attr), what)
+                times = [r[1][k].time_ms for r in runs if r[1][k].time_ms is not None]
+                lc.time_ms = float(np.median(times)) if times else None
+                launches.append(lc)
+            results[(case.name, seed)] = (outputs, launches)
+    return results
+
+
+def parse_ncu_csv(text: str) -> list:
+    """Launches in order, each a LaunchCounts with the METRICS read from ncu's CSV."""
+    rows = [r for r in csv.reader(io.StringIO(text)) if r]
+    header_at = next((i for i, r in enumerate(rows) if r[:2] == ["ID", "Process ID"]), None)
+    if header_at is None:
+        raise ValueError("no ncu CSV header ('ID', 'Process ID', ...) in the ncu output")
+    header = rows[header_at]
+    col = {name: header.index(name) for name in ("ID", "Kernel Name", "Metric Name", "Metric Value")}
+    by_id: dict = {}
+    inverse = {m: key for key, m in METRICS.items()}
+    for r in rows[header_at + 1:]:
+        if len(r) != len(header) or r[0] == "ID":
+            continue
+        lc = by_id.setdefault(int(r[col["ID"]]), LaunchCounts(r[col["Kernel Name"]]))
+        metric, value = r[col["Metric Name"]], r[col["Metric Value"]].replace(",", "")
+        if metric in inverse:
+            lc.counts[inverse[metric]] = int(float(value))
+        elif metric == TIME_METRIC:
+            lc.time_ms = float(value) / 1e6
+    return [by_id[k] for k in sorted(by_id)]
+
+
+def merged(counts: dict) -> dict:
+    """GPU counts with reductions folded into atomics, as the simulator counts them."""
+    out = {k: v for k, v in counts.items() if k[0] != "red"}
+    for what in ("requests", "transactions"):
+        out[("atom", what)] = counts.get(("atom", what), 0) + counts.get(("red", what), 0)
+    return out
+
+
+def compare(selected, sim, gpu, gpu_ncu, gpu_times) -> dict:
+    """Per-case verdicts and per-launch count comparisons."""
+    table = {"outputs": [], "counts": [], "times": []}
+    ncu_iter = iter(gpu_ncu)
+    for case in selected:
+        for (name, seed), (g_out, g_launches) in gpu.items():
+            if name != case.name:
+                continue
+            s_out, s_launches = sim[(name, seed)]
+            same = all(np.array_equal(g_out[k], s_out[k]) for k in s_out)
+            table["outputs"].append((name, seed, same, case.exact_outputs))
+            ncu_launches = [next(ncu_iter) for _ in g_launches]
+            for k, (sl, nl) in enumerate(zip(s_launches, ncu_launches)):
+                if sl.kernel != nl.kernel:
+                    raise RuntimeError(f"launch order differs: sim ran {sl.kernel}, ncu saw {nl.kernel}")
+                g = merged(nl.counts)
+                diffs = {key: (sl.counts.get(key), g.get(key)) for key in g
+                         if sl.counts.get(key) != g.get(key)}
+                table["counts"].append((name, seed, k, sl.kernel, sl.counts, g, diffs,
+                                        case.schedule_dependent_counts and len(s_launches) == len(g_launches)))
+            for k, lc in enumerate(gpu_times[(name, seed)][1]):
+                st = s_launches[k].time_ms if k < len(s_launches) else None
+                table["times"].append((name, seed, k, lc.kernel, lc.time_ms, st))
+    return table
+
+
+# --- the report ---------------------------------------------------------------------------
+
+def write_report(path, table, device_name, selected, kernels, elapsed_note=""):
+    lines = [f"# Validation: sim:h100 against {device_name}", "",
+             f"Produced by `python -m cuda_backend.validate` on {datetime.date.today()}, "
+             f"commit {_commit()}, {platform.node() or 'GPU machine'}. {elapsed_note}", ""]
+    ok = sum(1 for r in table["outputs"] if r[2])
+    lines += ["## Outputs", "", f"{ok} of {len(table['outputs'])} runs bit-identical.", "",
+              "| case | seed | identical |", "|---|---:|---|"]
+    lines += [f"| {n} | {s} | {'yes' if same else 'NO'} |" for n, s, same, _ in table["outputs"]]
+    exact = [r for r in table["counts"] if not r[6]]
+    lines += ["", "## Counts (Nsight Compute vs simulator)", "",
+              f"{len(exact)} of {len(table['counts'])} launches: every request and sector "
+              "count equal.", "",
+              "| case | seed | launch | kernel | load req | load sectors | store req | "
+              "store sectors | atomic req | atomic sectors | verdict |",
+              "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|"]
+    for name, seed, k, kern, s, g, diffs, dependent in table["counts"]:
+        cells = []
+        for key in [("loads", "requests"), ("loads", "transactions"), ("stores", "requests"),
+                    ("stores", "transactions"), ("atom", "requests"), ("atom", "transactions")]:
+            sv, gv = s.get(key), g.get(key)
+            cells.append(f"{gv:,}" if sv == gv else f"{gv:,} (sim {sv:,})")
+        verdict = "equal" if not diffs else ("differs: schedule-dependent" if dependent else "DIFFERS")
+        lines.append(f"| {name} | {seed} | {k} | {kern} | " + " | ".join(cells) + f" | {verdict} |")
+    lines += ["", "## Times (CUDA events, median) vs the simulator's timed-block engine", "",
+              "| case | seed | launch | kernel | GPU ms | sim ms | sim / GPU |",
+              "|---|---:|---:|---|---:|---:|---:|"]
+    for name, seed, k, kern, gt, st in table["times"]:
+        ratio = f"{st / gt:.2f}" if st and gt else "-"
+        lines.append(f"| {name} | {seed} | {k} | {kern} | {gt:.4f} | "
+                     f"{st:.4f} | {ratio} |" if st else f"| {name} | {seed} | {k} | {kern} | {gt:.4f} | - | - |")
+    launched = {r[3] for r in table["counts"]}
+    missing = sorted(set(kernels) - launched)
+    lines += ["", "## Kernels not validated by any case", ""]
+    lines += [f"- `{k}` ({kernels[k]})" for k in missing] or ["(none)"]
+    notes = [c for c in selected if c.why]
+    if notes:
+        lines += ["", "## Why some counts may differ", ""]
+        lines += [f"- {c.name}: {c.why}" for c in notes]
+    pathlib.Path(path).write_text("\n".join(lines) + "\n")
+
+
+def _commit():
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except Exception:
+        return "unknown"
+
+
+# --- entry ------------------------------------------------------------------------------------
+
+def worker(out_dir, quick, seeds):
+    dev = simgpu.get_device("cuda")
+    selected = cases(quick)
+    results = run_cases(dev, selected, seeds)
+    manifest = [[name, seed, [lc.kernel for lc in launches]]
+                for (name, seed), (_, launches) in results.items()]
+    pathlib.Path(out_dir, "manifest.json").write_text(json.dumps(manifest))
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m cuda_backend.validate", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", default="validation-out")
+    p.add_argument("--docs", action="store_true", help="also write docs/validation.md")
+    p.add_argument("--quick", action="store_true", help="small inputs")
+    p.add_argument("--seeds", type=int, default=2)
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    seeds = list(range(args.seeds))
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.worker:
+        return worker(out, args.quick, seeds)
+    gpu_dev = simgpu.get_device("cuda")          # a clear error where there is no GPU
+    ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
+    metrics = ",".join(list(METRICS.values()) + [TIME_METRIC])
+    cmd = [ncu, "--clock-control", "none", "--csv", "--print-units", "base", "--metrics", metrics,
+           "--log-file", str(out / "ncu.csv"), sys.executable, "-m", "cuda_backend.validate",
+           "--worker", "--out", str(out), "--seeds", str(args.seeds)] + (["--quick"] if args.quick else [])
+    print("running under Nsight Compute:", " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    gpu_ncu = parse_ncu_csv((out / "ncu.csv").read_text())
+    selected = cases(args.quick)
+    print("timing on the GPU ...", flush=True)
+    gpu_times = run_cases(gpu_dev, selected, seeds, repeats=5)
+    print("running sim:h100 (lockstep counts, timed-block times) ...", flush=True)
+    sim_dev = simgpu.get_device("sim:h100")
+    sim_dev.default_engine = "timed-block"       # same counts as lockstep, and a time
+    sim = run_cases(sim_dev, selected, seeds)
+    table = compare(selected, sim, gpu_times, gpu_ncu, gpu_times)
+    write_report(out / "validation.md", table, f"{gpu_dev.gpu_name} ({gpu_dev.name})", selected,
+                 project_kernels())
+    if args.docs:
+        shutil.copy(out / "validation.md", pathlib.Path("docs") / "validation.md")
+    print((out / "validation.md").read_text())
+
+
+if __name__ == "__main__":
+    main()
