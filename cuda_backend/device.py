@@ -28,6 +28,17 @@ class CudaLimits:
     shared_memory_per_block_bytes: int
 
 
+def _matching_config(gpu_name: str, props):
+    from dataclasses import replace
+
+    from simgpu.configs import load_config
+    for key in ("h200", "h100", "gtx260"):
+        if key.upper() in gpu_name.upper().replace(" ", ""):
+            cfg = load_config(key)
+            return replace(cfg, gpu=replace(cfg.gpu, sm_count=props["multiProcessorCount"]))
+    return None
+
+
 def _import_cupy():
     try:
         import cupy
@@ -61,6 +72,9 @@ class CudaDevice(Device):
         self._limits = CudaLimits(props["maxThreadsPerBlock"], tuple(props["maxThreadsDim"]),
                                   tuple(props["maxGridSize"]), props["sharedMemPerBlock"])
         self._modules: dict = {}
+        # The bundled config of this card, where there is one: algorithms read its
+        # SM count and per-SM limits to size their launches, as on the simulator.
+        self.config = _matching_config(self.gpu_name, props)
 
     @property
     def limits(self):

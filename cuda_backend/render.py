@@ -224,6 +224,8 @@ def _reserved(name: str) -> bool:
 def c_identifier(name: str, taken=()) -> str:
     """``name`` as a C identifier: itself unless reserved or taken, else ``name_`` (``_``...)."""
     out = name
+    if name.startswith("__") or (name[:1] == "_" and name[1:2].isupper()):
+        out = (name.lstrip("_") or "v") + "_"       # reserved by its prefix: drop the prefix
     while _reserved(out) or out in taken:
         out += "_"
     return out

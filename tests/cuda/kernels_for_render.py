@@ -12,6 +12,7 @@ from simgpu.lang import (Array, atomic_add, atomic_and_, atomic_cas, atomic_exch
 BLOCK = 128
 BIG = 5000000000
 INF = float("inf")
+I64_MIN = -2**63
 
 
 @kernel
@@ -229,7 +230,7 @@ def select_logical(a: Array[i32], out: Array[i32], n: i32):
 def constants_64(out64: Array[i64], outu: Array[u64], out32: Array[i32], outu32: Array[u32],
                  outf: Array[f32], outd: Array[f64]):
     out64[0] = BIG
-    out64[1] = -9223372036854775808
+    out64[1] = I64_MIN
     out64[2] = 9223372036854775807
     out64[3] = -BIG
     outu[0] = 18446744073709551615

@@ -1,0 +1,109 @@
+"""List ranking on the real GPU against its floor and its peer (issue 5's bar).
+
+For random lists of n = 2^24 and 2^26 nodes, in one run on one GPU:
+  - one random int32 gather of n elements, ``out = src[perm]`` (CuPy): the floor;
+  - pointer jumping written with CuPy array operations: the peer a CuPy user writes;
+  - simgpu's random splitter (64-bit packing) on the "cuda" device, for several
+    thread counts p: the sum of its kernels' CUDA-event times, and end to end.
+All results are checked against each other (the ranks must be identical).
+Run: ``python benchmarks/gpu_list_ranking.py [--log2n 24 26] [--out DIR]``.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import pathlib
+import time
+
+import numpy as np
+
+
+def cuda_time(cp, fn, repeats=5):
+    """Median CUDA-event time of fn() in ms (after one warm-up call)."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        a, b = cp.cuda.Event(), cp.cuda.Event()
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(cp.cuda.get_elapsed_time(a, b))
+    return float(np.median(times))
+
+
+def random_list_gpu(cp, n, seed):
+    """succ of one random list, built on the GPU (a host generator is too slow at 2^26)."""
+    order = cp.random.RandomState(seed).permutation(n).astype(cp.int32)
+    succ = cp.empty(n, cp.int32)
+    succ[order[:-1]] = order[1:]
+    succ[order[-1]] = order[-1]
+    return succ
+
+
+def pointer_jumping_cupy(cp, succ):
+    n = succ.size
+    rank = (succ != cp.arange(n, dtype=cp.int32)).astype(cp.int64)
+    s = succ.copy()
+    for _ in range(max(1, int(np.ceil(np.log2(max(n, 2)))))):
+        rank = rank + rank[s]
+        s = s[s]
+    return rank
+
+
+def main():
+    import cupy as cp
+
+    import simgpu
+    from algorithms import list_ranking
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--log2n", type=int, nargs="+", default=[24, 26])
+    p.add_argument("--threads", type=int, nargs="+", default=[16384, 33792, 65536, 135168])
+    p.add_argument("--out", default=None)
+    args = p.parse_args()
+    dev = simgpu.get_device("cuda")
+    lines = [f"# List ranking on {dev.gpu_name} — benchmarks/gpu_list_ranking.py, "
+             f"{datetime.date.today()}", "",
+             "| n | what | p | kernel ms | end-to-end ms | vs gather | peer / this |",
+             "|---:|---|---:|---:|---:|---:|---:|"]
+    for log2n in args.log2n:
+        n = 1 << log2n
+        succ = random_list_gpu(cp, n, seed=log2n)
+        src = cp.arange(n, dtype=cp.int32)
+        perm = cp.random.RandomState(1).permutation(n).astype(cp.int32)
+        gather = cuda_time(cp, lambda: src[perm])
+        peer_rank = pointer_jumping_cupy(cp, succ)
+        peer = cuda_time(cp, lambda: pointer_jumping_cupy(cp, succ), repeats=3)
+        lines.append(f"| 2^{log2n} | random int32 gather (floor) | | {gather:.3f} | | 1.00 | |")
+        lines.append(f"| 2^{log2n} | CuPy pointer jumping (peer) | | | {peer:.3f} | "
+                     f"{peer / gather:.1f} | 1.0 |")
+        host = cp.asnumpy(succ)
+        expected = cp.asnumpy(peer_rank)
+        for threads in args.threads:
+            r = list_ranking.rank(host, method="random-splitter", device=dev, threads=threads,
+                                  packing=64, validate=False)      # warm-up + correctness
+            if not np.array_equal(r.ranks, expected):
+                raise SystemExit(f"ranks differ from the CuPy peer at n=2^{log2n}, p={threads}")
+            kernel_ms, e2e = [], []
+            for _ in range(3):
+                t0 = time.perf_counter()
+                r = list_ranking.rank(host, method="random-splitter", device=dev,
+                                      threads=threads, packing=64, validate=False)
+                e2e.append((time.perf_counter() - t0) * 1e3)
+                kernel_ms.append(sum(rep.time_ms for rep in r.launches))
+            k = float(np.median(kernel_ms))
+            lines.append(f"| 2^{log2n} | random splitter, 64-bit | {threads:,} | {k:.3f} | "
+                         f"{np.median(e2e):.1f} | {k / gather:.2f} | {peer / k:.1f} |")
+        print("\n".join(lines[-(len(args.threads) + 2):]), flush=True)
+    lines += ["", "kernel ms: the sum of the launches' CUDA-event times; end-to-end: "
+              "wall time of list_ranking.rank() including host<->device copies; "
+              "vs gather: kernel ms / gather ms (the bar: <= 3); peer / this: CuPy "
+              "pointer jumping ms / kernel ms (the bar: >= 10)."]
+    text = "\n".join(lines)
+    print(text)
+    if args.out:
+        pathlib.Path(args.out).write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
