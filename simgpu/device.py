@@ -206,6 +206,10 @@ class SimDevice(Device):
         # The engine used where a launch names none (lockstep, or warps for random
         # schedules); set it to "timed" or "timed-block" to time whole algorithms.
         self.default_engine: str | None = None
+        self.l2 = None                  # the L2's contents, kept across launches
+        if config.cache.present:
+            from .mem.dram import SectorCache
+            self.l2 = SectorCache(config.cache.l2_bytes, config.cache.sector_bytes)
 
     @property
     def limits(self):

@@ -10,6 +10,12 @@ free and which row is open, and for the bus when it is free — a reservation
 table, so one warp instruction costs one computation per partition it
 touches rather than one simulation event per byte.
 
+Where the config has caches (the modern GPUs), an L2 of 32-byte sectors
+sits in front of the partitions: a hit is served at the L2's latency and
+bandwidth and never reaches DRAM; a miss goes on to the partition and fills
+the sector.  The L2's contents belong to the device and outlive a launch,
+as on hardware.  (L1 is not modeled: see docs/fidelity.md.)
+
 All times are in SM-clock cycles (the config's ``core_clock_mhz``).
 """
 from __future__ import annotations
@@ -35,10 +41,38 @@ class Partition:
         self.queue_max = 0
 
 
+class SectorCache:
+    """A set-associative cache of 32-byte sectors with LRU replacement."""
+
+    WAYS = 16
+
+    def __init__(self, size_bytes: int, sector_bytes: int):
+        self.sector = sector_bytes
+        self.sets = max(1, size_bytes // (sector_bytes * self.WAYS))
+        self.lines: dict = {}                  # set -> list of tags, most recent last
+        self.hits = 0
+        self.misses = 0
+
+    def lookup(self, address: int) -> bool:
+        """True on a hit; on a miss the sector is filled (evicting the LRU one)."""
+        tag = address // self.sector
+        ways = self.lines.setdefault(tag % self.sets, [])
+        if tag in ways:
+            ways.remove(tag)
+            ways.append(tag)
+            self.hits += 1
+            return True
+        if len(ways) == self.WAYS:
+            ways.pop(0)
+        ways.append(tag)
+        self.misses += 1
+        return False
+
+
 class MemorySystem:
     """The partitions of one GPU, shared by every SM."""
 
-    def __init__(self, config):
+    def __init__(self, config, l2: SectorCache | None = None):
         m = config.memory
         self.config = config
         self.interleave = m.partition_interleave_bytes
@@ -53,6 +87,15 @@ class MemorySystem:
         self.atomic_latency = config.atomics.global_atomic_latency_cycles
         self.same_address = config.atomics.same_address_serialization_cycles
         self.parts = [Partition(i, self.banks) for i in range(self.n)]
+        c = config.cache
+        self.l2 = l2 if l2 is not None or not c.present else SectorCache(c.l2_bytes, c.sector_bytes)
+        if self.l2 is not None:
+            self.l2_latency = c.l2_latency_cycles
+            # each partition's L2 slice serves its share of the L2 bandwidth
+            l2_gbps = c.l2_bandwidth_gbps or 2 * m.peak_bandwidth_gbps
+            self.l2_bytes_per_cycle = l2_gbps / self.n * cycle_ns
+            self.l2_free = [0.0] * self.n
+            self.l2_start = (self.l2.hits, self.l2.misses)
 
     def locate(self, address: int):
         """(partition, bank, row) of a byte address: interleave chunks round-robin over partitions."""
@@ -70,10 +113,15 @@ class MemorySystem:
         """
         arrive = t + self.half_trip
         by_part: dict = {}
+        done = arrive
         for a, s in zip(addresses.tolist(), sizes.tolist()):
             part, bank, row = self.locate(a)
+            if self.l2 is not None and self.l2.lookup(a) and kind != "atomic":
+                start = max(t, self.l2_free[part])       # an L2 hit: the slice's bandwidth only
+                self.l2_free[part] = start + s / self.l2_bytes_per_cycle
+                done = max(done, self.l2_free[part] + self.l2_latency - 2 * self.half_trip)
+                continue
             by_part.setdefault(part, []).append((bank, row, s, a))
-        done = arrive
         for part, txns in by_part.items():
             finish = self._serve(self.parts[part], txns, arrive)
             if kind == "atomic":
@@ -118,7 +166,12 @@ class MemorySystem:
         samples = sum(p.queue_samples for p in self.parts)
         total_bytes = sum(p.bytes for p in self.parts)
         seconds = cycles / (self.config.gpu.core_clock_mhz * 1e6) if cycles else 0
+        l2 = {}
+        if self.l2 is not None:
+            hits, misses = self.l2.hits - self.l2_start[0], self.l2.misses - self.l2_start[1]
+            l2 = {"l2_hit_rate": hits / (hits + misses) if hits + misses else 0.0}
         return {
+            **l2,
             "partition_transactions": tx,
             "queue_mean": (sum(p.queue_total for p in self.parts) / samples) if samples else 0.0,
             "queue_max": max(p.queue_max for p in self.parts),

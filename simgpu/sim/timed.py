@@ -13,10 +13,10 @@ resumed at its simulated time, so interleavings follow the timing model:
   partitions (``simgpu.mem.dram``) and the warp sleeps until the last of its
   transactions is back; a store does not wait.  Shared memory costs its
   latency only.  ``syncthreads()`` parks the warp until its block arrives.
+  On GPUs with caches an L2 of sectors serves hits before the partitions.
 
 Time is counted in SM cycles and reported in milliseconds with the kernel
-launch overhead added.  Caches (L1/L2 of the modern configs) are not modeled
-yet: there every access goes to DRAM (see docs/fidelity.md).
+launch overhead added.  L1 caches are not modeled (see docs/fidelity.md).
 """
 from __future__ import annotations
 
@@ -81,11 +81,11 @@ GRANULARITIES = ("warp", "block")
 
 
 def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: Counters,
-              traffic, report, granularity: str = "warp"):
+              traffic, report, granularity: str = "warp", l2=None):
     if granularity not in GRANULARITIES:
         raise ValueError(f"timed granularity must be one of {GRANULARITIES}, not {granularity!r}")
     env = simpy.Environment()
-    memory = MemorySystem(config)
+    memory = MemorySystem(config, l2)
     sms = [SM(i, config) for i in range(config.gpu.sm_count)]
     resident, limit = blocks_per_sm(config, geom, fn)
     shared_latency = config.issue.shared_memory_latency_cycles

@@ -13,6 +13,7 @@ BLOCK = 128
 BIG = 5000000000
 INF = float("inf")
 I64_MIN = -2**63
+TOO_BIG_FOR_F32 = -3.5e38
 
 
 @kernel
@@ -240,7 +241,7 @@ def constants_64(out64: Array[i64], outu: Array[u64], out32: Array[i32], outu32:
     out32[2] = -1
     outu32[0] = u32(4294967295)
     outf[0] = f32(0.1)
-    outf[1] = f32(-3.5e38)
+    outf[1] = f32(TOO_BIG_FOR_F32)
     outd[0] = 0.1
     outd[1] = -1e-300
     outd[2] = INF if out32[0] < 0 else -INF
