@@ -113,13 +113,15 @@ class MemorySystem:
         """
         arrive = t + self.half_trip
         by_part: dict = {}
-        done = arrive
+        done = t
+        if self.l2 is not None and kind == "atomic":
+            return self._l2_atomic(addresses.tolist(), sizes.tolist(), t)
         for a, s in zip(addresses.tolist(), sizes.tolist()):
             part, bank, row = self.locate(a)
-            if self.l2 is not None and self.l2.lookup(a) and kind != "atomic":
+            if self.l2 is not None and self.l2.lookup(a):
                 start = max(t, self.l2_free[part])       # an L2 hit: the slice's bandwidth only
                 self.l2_free[part] = start + s / self.l2_bytes_per_cycle
-                done = max(done, self.l2_free[part] + self.l2_latency - 2 * self.half_trip)
+                done = max(done, self.l2_free[part] + self.l2_latency)   # a round trip
                 continue
             by_part.setdefault(part, []).append((bank, row, s, a))
         for part, txns in by_part.items():
@@ -131,8 +133,23 @@ class MemorySystem:
                     per_address[a] = per_address.get(a, 0) + 1
                 finish += (self.atomic_latency - self.hit
                            + (max(per_address.values()) - 1) * self.same_address)
-            done = max(done, finish)
-        return done + self.half_trip
+            done = max(done, finish + self.half_trip)
+        return done
+
+    def _l2_atomic(self, addresses, sizes, t: float) -> float:
+        """Atomics on GPUs with an L2 are done there (its slices hold the ALUs); lanes on
+        one address go one after another at the slice's serialization rate."""
+        per_address: dict = {}
+        done = t
+        for a, s in zip(addresses, sizes):
+            per_address[a] = per_address.get(a, 0) + 1
+        for a, count in per_address.items():
+            part = (a // self.interleave) % self.n
+            self.l2.lookup(a)
+            start = max(t, self.l2_free[part])
+            self.l2_free[part] = start + 32 / self.l2_bytes_per_cycle + (count - 1) * self.same_address
+            done = max(done, self.l2_free[part] + self.atomic_latency)
+        return done
 
     def _serve(self, p: Partition, txns, arrive: float) -> float:
         while p.in_flight and p.in_flight[0] <= arrive:

@@ -45,3 +45,15 @@ def test_every_case_runs_on_the_simulator_and_agrees_with_itself():
 def test_project_kernels_are_found():
     kernels = V.project_kernels()
     assert "copy_striding" in kernels and "rs3_walk_64" in kernels
+
+
+def test_calibration_runs_on_the_simulator_and_compares():
+    from cuda_backend import calibrate as C
+    rows = C.measure(simgpu.get_device("sim:h100"), C.QUICK, repeats=1)
+    assert {r["bench"] for r in rows} == {"copy", "gather", "chase", "atomic"}
+    chase = next(r for r in rows if r["bench"] == "chase")
+    # a warm, L2-resident chase costs about the L2's latency per load (291 cycles, 1.98 GHz)
+    assert 140 < chase["value"] < 220
+    fake_gpu = [dict(r, value=r["value"] * 1.1) for r in rows]
+    table = C.compare(fake_gpu, rows)
+    assert table.count("| yes |") == len(rows)
