@@ -99,14 +99,14 @@ class CudaDevice(Device):
 
     def function(self, kernel):
         """The compiled CuPy function of ``kernel``, cached by a hash of its CUDA source."""
-        from .render import render
+        from .render import kernel_symbol, render
         source = render(kernel)
         key = hashlib.sha256((self.arch + "\n" + source).encode()).hexdigest()
         if key not in self._modules:
             with self.cp.cuda.Device(self.index):
                 module = self.cp.RawModule(code=source, backend="nvrtc",
                                            options=("--std=c++17",))
-                self._modules[key] = module.get_function(kernel.ir.name)
+                self._modules[key] = module.get_function(kernel_symbol(kernel))
         return self._modules[key]
 
     def launch(self, kernel, grid, block, *args, **options) -> LaunchReport:

@@ -35,8 +35,8 @@ import numpy as np
 
 from simgpu.ir import nodes as ir
 from simgpu.ir.ops import ATOMIC_TYPES, AtomicOp, BinaryOp, CompareOp, LogicalOp, UnaryOp
-from simgpu.ir.types import (INT_TYPES, ArrayType, ScalarType, f32, f64, i32, i64, promote, u32,
-                             u64)
+from simgpu.ir.types import (SCALAR_TYPES, ArrayType, ScalarType, f32, f64, i32, i64, promote,
+                             u32, u64)
 
 
 class RenderError(Exception):
@@ -92,24 +92,19 @@ LOGICAL_C: dict = {LogicalOp.AND: "{a} && {b}", LogicalOp.OR: "{a} || {b}"}
 # 64-bit signed add/exch/cas/and/or/xor use the unsigned long long overloads
 # (two's complement makes them bit-identical); 64-bit min/max need the signed
 # long long overloads (sm_35+) because the comparison depends on the sign.
+_INT_OVERLOADS = {i32: "int", u32: "unsigned int", i64: "unsigned long long",
+                  u64: "unsigned long long"}
+_SIGNED_OVERLOADS = {**_INT_OVERLOADS, i64: "long long"}
 ATOMIC_C: dict = {
-    AtomicOp.ADD: ("atomicAdd", {i32: "int", u32: "unsigned int", i64: "unsigned long long",
-                                 u64: "unsigned long long", f32: "float", f64: "double"}),
+    AtomicOp.ADD: ("atomicAdd", {**_INT_OVERLOADS, f32: "float", f64: "double"}),
     AtomicOp.SUB: ("atomicSub", {i32: "int", u32: "unsigned int"}),
-    AtomicOp.MIN: ("atomicMin", {i32: "int", u32: "unsigned int", i64: "long long",
-                                 u64: "unsigned long long"}),
-    AtomicOp.MAX: ("atomicMax", {i32: "int", u32: "unsigned int", i64: "long long",
-                                 u64: "unsigned long long"}),
-    AtomicOp.EXCH: ("atomicExch", {i32: "int", u32: "unsigned int", i64: "unsigned long long",
-                                   u64: "unsigned long long", f32: "float"}),
-    AtomicOp.CAS: ("atomicCAS", {i32: "int", u32: "unsigned int", i64: "unsigned long long",
-                                 u64: "unsigned long long"}),
-    AtomicOp.AND: ("atomicAnd", {i32: "int", u32: "unsigned int", i64: "unsigned long long",
-                                 u64: "unsigned long long"}),
-    AtomicOp.OR: ("atomicOr", {i32: "int", u32: "unsigned int", i64: "unsigned long long",
-                               u64: "unsigned long long"}),
-    AtomicOp.XOR: ("atomicXor", {i32: "int", u32: "unsigned int", i64: "unsigned long long",
-                                 u64: "unsigned long long"}),
+    AtomicOp.MIN: ("atomicMin", _SIGNED_OVERLOADS),
+    AtomicOp.MAX: ("atomicMax", _SIGNED_OVERLOADS),
+    AtomicOp.EXCH: ("atomicExch", {**_INT_OVERLOADS, f32: "float"}),
+    AtomicOp.CAS: ("atomicCAS", _INT_OVERLOADS),
+    AtomicOp.AND: ("atomicAnd", _INT_OVERLOADS),
+    AtomicOp.OR: ("atomicOr", _INT_OVERLOADS),
+    AtomicOp.XOR: ("atomicXor", _INT_OVERLOADS),
 }
 
 # Element types whose C name is the overload's type under nvcc and NVRTC alike
@@ -180,7 +175,7 @@ _HELPER_BODIES = {
 def helper_source(name: str) -> str:
     """The C definition of prelude helper ``name`` (``add_i32``, ``min_u64``, ...)."""
     op, tname = _HELPER_RE.match(name).groups()
-    t = _SCALARS[tname]
+    t = SCALAR_TYPES[tname]
     T, U = t.c_name, "uint" + t.c_name[t.c_name.index("int") + 3:]
     if op in ("neg", "abs"):
         params = f"{T} a"
@@ -191,8 +186,6 @@ def helper_source(name: str) -> str:
     body = _HELPER_BODIES[op].format(T=T, U=U)
     return f"static __device__ __forceinline__ {T} {name}({params}) {{ {body} }}"
 
-
-_SCALARS = {t.name: t for t in INT_TYPES}
 
 # Names a kernel's identifiers must not take: C++ keywords and alternative
 # tokens, CUDA built-ins, the prelude's types, and functions/macros the
@@ -248,15 +241,6 @@ def _function(obj) -> ir.Function:
 
 # --- constants ---------------------------------------------------------------
 
-_FLOAT_BITS = {  # non-finite constants have no C literal
-    (f32, "nan"): "__int_as_float(0x7fc00000)", (f32, "inf"): "__int_as_float(0x7f800000)",
-    (f32, "-inf"): "__int_as_float(0xff800000)",
-    (f64, "nan"): "__longlong_as_double(0x7ff8000000000000LL)",
-    (f64, "inf"): "__longlong_as_double(0x7ff0000000000000LL)",
-    (f64, "-inf"): "__longlong_as_double(0xfff0000000000000LL)",
-}
-
-
 def c_literal(value, t: ScalarType) -> str:
     """A C expression of type ``t`` whose value is ``value`` (negative ones parenthesized)."""
     if t.is_bool:
@@ -266,8 +250,10 @@ def c_literal(value, t: ScalarType) -> str:
         if t == f32:            # the value the simulator holds: float32(v), maybe inf
             with np.errstate(over="ignore"):
                 v = float(np.float32(v))
-        if not math.isfinite(v):
-            return _FLOAT_BITS[(t, "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf"))]
+        if not math.isfinite(v):        # no C literal: spell the bits (a NaN keeps its payload)
+            if t == f32:
+                return f"__int_as_float(0x{int(np.float32(v).view(np.uint32)):08x})"
+            return f"__longlong_as_double(0x{int(np.float64(v).view(np.uint64)):016x}LL)"
         # str(np.float32) is the shortest decimal that reads back as the same f32,
         # so "0.1f" is the simulator's float32(0.1) with no double rounding.
         s = str(np.float32(v)) if t == f32 else repr(v)
@@ -281,7 +267,7 @@ def c_literal(value, t: ScalarType) -> str:
     if t.bits < 32:
         return f"({t.c_name}){v}" if v >= 0 else f"({t.c_name})({v})"
     suffix = {"i32": "", "u32": "u", "i64": "LL", "u64": "ull"}[t.name]
-    if t.is_signed and v == t.min:      # -2147483648 would be unary minus on an unsigned literal
+    if t.is_signed and v == t.min:      # -2147483648 is minus applied to a literal too big for int
         return f"(-{t.max}{suffix}-1)"
     return f"({v}{suffix})" if v < 0 else f"{v}{suffix}"
 
@@ -296,6 +282,10 @@ def _bare(s: str) -> str:
         if depth == 0 and i < len(s) - 1:
             return s
     return s[1:-1]
+
+
+def _same(f: ir.Function, g: ir.Function) -> bool:
+    return f is g or (f.name == g.name and f == g)     # equal IR: the same C function
 
 
 def _apply(template: str, **kw) -> str:
@@ -350,29 +340,31 @@ class CudaRenderer:
                 "// '// file.py:LINE: source' comment of the Python line it came from.", "",
                 _TYPES_PRELUDE]
         if self.helpers:
-            head.append("// Signed arithmetic wraps around in the kernel language (it is undefined\n"
-                        "// on overflow in C): computed in the unsigned twin type and cast back.")
+            head.append("// Where C differs from the kernel language: signed arithmetic wraps around\n"
+                        "// (undefined on overflow in C), so it is done in the unsigned twin type;\n"
+                        "// MIN / -1 is MIN and MIN % -1 is 0; min/max read each operand once.")
             head.extend(helper_source(h) for h in sorted(self.helpers, key=_helper_order))
             head.append("")
         return "\n".join(head + bodies)
 
-    def _callees(self, fn):
-        """Device functions ``fn`` calls, callees first (by identity/equality, not by name)."""
+    @staticmethod
+    def _callees(fn):
+        """Device functions ``fn`` calls, callees first.  Unlike ir.called_functions this
+        keeps two different functions of one name apart (they get distinct C names)."""
         out = []
 
         def visit(f):
             for node in ir.walk(f):
-                if isinstance(node, ir.Call) and not any(g is node.function or g == node.function
-                                                         for g in out):
+                if isinstance(node, ir.Call) and not any(_same(g, node.function) for g in out):
                     visit(node.function)
-                    if not any(g is node.function or g == node.function for g in out):
+                    if not any(_same(g, node.function) for g in out):
                         out.append(node.function)
         visit(fn)
         return out
 
     def _function_name(self, f: ir.Function) -> str:
         for g, name in self.functions:
-            if g is f or g == f:
+            if _same(g, f):
                 return name
         taken = self.kernel_names | {name for _, name in self.functions}
         name = c_identifier(f.name, taken)
@@ -501,7 +493,8 @@ class CudaRenderer:
         # sign of the step is tested at every check (stop/step are invariant:
         # the front end put anything else in hidden locals).
         v = self.names[s.var]
-        t = self.fn.local_types()[s.var]
+        params = {p.name: p.type for p in self.fn.params}     # a parameter keeps its own type
+        t = params.get(s.var) or self.fn.local_types()[s.var]
         stop, step = self.expr(s.stop), self.expr(s.step)
         if isinstance(s.step, ir.Const):
             cond = f"{v} < {stop}" if s.step.value > 0 else f"{v} > {stop}"

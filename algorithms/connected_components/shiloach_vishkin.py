@@ -81,7 +81,7 @@ def geometry(device, threads, items: int):
 
 
 def shiloach_vishkin(n, edges, device, threads=None, seed=0, launch_options=None,
-                     fused_step1=False, max_rounds=None):
+                     fused_step1=False, max_rounds=None, observer=None):
     """Run SV on `device`; returns (labels int64, rounds, launches, p, m_directed).
 
     launch_options: passed to every launch (engine=..., schedule=..., seed=...).
@@ -91,6 +91,9 @@ def shiloach_vishkin(n, edges, device, threads=None, seed=0, launch_options=None
     fused_step1: use the WRONG fused step 1 (demonstration only).
     max_rounds: stop with ConvergenceError after this many rounds (default:
     4 * (floor(log_{3/2} n) + 2), far above what the correct variant needs).
+    observer: called as observer(kernel_name, s, D, Q) after every launch
+    (D, Q: the device arrays; s: the round, 0 for SV0), for tests that check
+    invariants between kernels.
     """
     words = prepare_edges(n, edges)
     n = int(n)
@@ -112,6 +115,8 @@ def shiloach_vishkin(n, edges, device, threads=None, seed=0, launch_options=None
             o["seed"] = base_seed
         rep = device.launch(kernel, grid, block, *args, **o)
         launches.append(rep)
+        if observer is not None:
+            observer(rep.kernel, s, D, Q)
         return rep
 
     D = device.zeros(n, np.int32)
@@ -121,8 +126,8 @@ def shiloach_vishkin(n, edges, device, threads=None, seed=0, launch_options=None
     zero = np.zeros(1, dtype=np.int32)
     limit = max_rounds if max_rounds is not None else 4 * round_bound(n)
 
-    launch(K.sv0_init, D, Q, n)
     s = 0
+    launch(K.sv0_init, D, Q, n)
     while True:
         s += 1
         if s > limit:

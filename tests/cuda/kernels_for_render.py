@@ -223,8 +223,8 @@ def select_logical(a: Array[i32], out: Array[i32], n: i32):
     i = threadIdx.x
     lo = a[i] if i < n and a[i] > 0 else -a[i] if i < n else 0
     ok = i < n or i == 0 and not (i > 5)
-    out[i] = lo if ok else 1
-    out[i + 1] = 1 if 0 < i < n else 2
+    out[2 * i] = lo if ok else 1
+    out[2 * i + 1] = 1 if 0 < i < n else 2
 
 
 @kernel
@@ -248,6 +248,55 @@ def constants_64(out64: Array[i64], outu: Array[u64], out32: Array[i32], outu32:
 
 
 @kernel
+def int_ops_i32(xs: Array[i32], ys: Array[i32], out: Array[i32], n: i32):
+    """The operations where C's undefined behaviour differs from the kernel language."""
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    if i < n:
+        a = xs[i]
+        b = ys[i]
+        out[8 * i] = a + b
+        out[8 * i + 1] = a - b
+        out[8 * i + 2] = a * b
+        out[8 * i + 3] = a // b if b != 0 else 0
+        out[8 * i + 4] = a % b if b != 0 else 0
+        out[8 * i + 5] = -a
+        out[8 * i + 6] = abs(a)
+        out[8 * i + 7] = (a << (b & 31)) + (a >> (b & 31))
+
+
+@kernel
+def int_ops_i64(xs: Array[i64], ys: Array[i64], out: Array[i64], n: i32):
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    if i < n:
+        a = xs[i]
+        b = ys[i]
+        out[8 * i] = a + b
+        out[8 * i + 1] = a - b
+        out[8 * i + 2] = a * b
+        out[8 * i + 3] = a // b if b != 0 else i64(0)
+        out[8 * i + 4] = a % b if b != 0 else i64(0)
+        out[8 * i + 5] = -a
+        out[8 * i + 6] = abs(a)
+        out[8 * i + 7] = (a << (b & 63)) + (a >> (b & 63))
+
+
+@kernel
+def float_ops(xs: Array[f32], ys: Array[f32], out: Array[f32], ds: Array[f64], dout: Array[f64],
+              n: i32):
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    if i < n:
+        x = xs[i]
+        y = ys[i]
+        out[4 * i] = x * y + x          # no fused multiply-add: rounded twice, as numpy
+        out[4 * i + 1] = x / y
+        out[4 * i + 2] = min(x, y) - max(x, y)
+        out[4 * i + 3] = abs(x) * f32(0.1) - y
+        d = ds[i]
+        dout[2 * i] = d * d - d
+        dout[2 * i + 1] = min(d, f64(y)) + max(d, 0.1)
+
+
+@kernel
 def thread_geometry(out: Array[i32]):
     tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)
     block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)
@@ -268,4 +317,4 @@ def double(a: Array[i32], out: Array[i32], n: i32):
 
 ALL = [elementwise, striding, atomics_i32, atomics_u32, atomics_i64, atomics_u64, atomics_float,
        block_sum, device_calls, hash_only, loops, scalar_types, select_logical, constants_64,
-       thread_geometry, double]
+       int_ops_i32, int_ops_i64, float_ops, thread_geometry, double]

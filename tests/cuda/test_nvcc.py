@@ -66,7 +66,9 @@ def all_project_kernels(errors: list | None = None) -> list:
 
 
 def kernel_id(k) -> str:
-    return f"{k.__module__.rsplit('.', 1)[-1]}.{k.name}"
+    """``list_ranking.wylie.wylie_jump``, ``kernels_for_render.loops``."""
+    module = k.__module__.removeprefix("algorithms.").removeprefix("tests.cuda.")
+    return f"{module}.{k.name}"
 
 
 def _params():

@@ -272,3 +272,91 @@ def test_two_kernels_with_one_name_in_one_module_are_refused():
 def test_render_refuses_other_objects():
     with pytest.raises(TypeError, match="@kernel"):
         render(42)
+
+
+# --- on a GPU machine: the rendered kernels compute what the simulator computes ---------
+
+def _differential_cases():
+    """(kernel, grid, block, args, outputs to compare) with values where C and Python differ."""
+    import numpy as np
+    rng = np.random.default_rng(7)
+    n = 200
+
+    def ints(dtype, extremes):
+        info = np.iinfo(dtype)
+        v = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+        v[:len(extremes)] = extremes
+        return v
+
+    m32, m64 = -2**31, -2**63
+    xs32 = ints(np.int32, [m32, m32, m32, 2**31 - 1, -7, 7, -7, 65536, -1, 0])
+    ys32 = ints(np.int32, [-1, 1, 0, 1, 2, -2, -2, 65536, m32, 5])
+    xs64 = ints(np.int64, [m64, m64, m64, 2**63 - 1, -7, 7, -7, 2**32, -1, 0])
+    ys64 = ints(np.int64, [-1, 1, 0, 1, 2, -2, -2, 2**32, m64, 5])
+    fx = (rng.standard_normal(n) * 1e3).astype(np.float32)
+    fy = (rng.standard_normal(n) * 1e-2).astype(np.float32)
+    fx[:6] = [np.nan, 1.0, np.inf, -0.0, 3.0, 1e38]
+    fy[:6] = [1.0, np.nan, np.inf, 0.0, 0.1, 1e38]
+    fd = rng.standard_normal(n) * 1e200
+    fd[:2] = [np.nan, 1e300]
+    z = np.zeros
+    yield K.int_ops_i32, 4, 64, [xs32, ys32, z(8 * n, np.int32), n]
+    yield K.int_ops_i64, 4, 64, [xs64, ys64, z(8 * n, np.int64), n]
+    yield K.float_ops, 4, 64, [fx, fy, z(4 * n, np.float32), fd, z(2 * n), n]
+    for s in (1, 5, 31):
+        arrays = [ints(np.int8, [-128]), ints(np.int16, [-32768]), ints(np.int32, [m32]),
+                  ints(np.int64, [m64]), ints(np.uint8, [255]), ints(np.uint16, [65535]),
+                  ints(np.uint32, [2**32 - 1]), ints(np.uint64, [2**64 - 1]),
+                  np.array([-3.75] + [0.5] * (n - 1), np.float32),
+                  np.array([1e9 + 0.5] + [2.0] * (n - 1)), np.array([True] * n)]
+        yield K.scalar_types, 1, 1, arrays + [s]
+    for n_, step in ((10, 3), (7, -1), (0, 2)):
+        yield K.loops, 1, 32, [z(32, np.int32), n_, step]
+    yield K.select_logical, 1, 16, [ints(np.int32, [m32, -1, 0, 5])[:16], z(32, np.int32), 9]
+    yield K.constants_64, 1, 1, [z(4, np.int64), z(2, np.uint64), z(3, np.int32), z(1, np.uint32),
+                                 z(2, np.float32), z(3)]
+    yield K.block_sum, 3, 128, [ints(np.int32, [m32, m32]), z(3, np.int32), n]
+    data = ints(np.uint32, [0, 1])
+    yield K.device_calls, 4, 64, [data, z(n, np.uint32), z(1, np.int32), n]
+    yield K.hash_only, 4, 64, [data, z(n, np.uint32), n]
+    yield K.elementwise, 4, 64, [xs32, z(n, np.int32), n]
+    yield K.striding, 2, 32, [xs64.copy(), rng.integers(0, n, n, dtype=np.int32), ys64, n]
+    yield K.thread_geometry, (2, 3, 1), (4, 2, 3), [z(6 * 24, np.int32)]
+    yield K.double, 4, 64, [xs32, z(n, np.int32), n]
+    for kern, dtype in ((K.atomics_i32, np.int32), (K.atomics_u32, np.uint32),
+                        (K.atomics_i64, np.int64), (K.atomics_u64, np.uint64)):
+        yield kern, 1, 1, [ints(dtype, [])[:10], z(10, dtype)]     # one thread: deterministic
+    yield K.atomics_float, 1, 1, [z(2, np.float32) + 1, z(1) + 2, z(2, np.float32), z(1)]
+
+
+@pytest.mark.gpu
+def test_rendered_kernels_match_the_simulator_on_a_gpu():
+    import numpy as np
+    cupy = pytest.importorskip("cupy")
+    try:
+        cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # pragma: no cover
+        pytest.skip(f"no CUDA device: {exc}")
+    import simgpu
+    sim = simgpu.get_device("sim:h100")
+    module = cupy.RawModule(code=render_module(K.ALL), options=("--std=c++17",))
+    failures = []
+    for case, (kern, grid, block, args) in enumerate(_differential_cases()):
+        sim_args = [sim.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+        sim.launch(kern, grid, block, *sim_args)
+        fn = kern.ir
+        gpu_args = [cupy.asarray(a) if isinstance(a, np.ndarray)
+                    else np.array(a, dtype=p.type.dtype)[()] for a, p in zip(args, fn.params)]
+        dims = [tuple(d) if isinstance(d, tuple) else (d,) for d in (grid, block)]
+        module.get_function(kernel_symbol(kern))(dims[0], dims[1], tuple(gpu_args))
+        cupy.cuda.Device().synchronize()
+        for p, s, g in zip(fn.params, sim_args, gpu_args):
+            if not isinstance(g, cupy.ndarray):
+                continue
+            want, got = s.to_host(), cupy.asnumpy(g)
+            if not np.array_equal(want, got, equal_nan=want.dtype.kind == "f"):
+                bad = np.flatnonzero(~((want == got) | (np.isnan(want) & np.isnan(got))
+                                       if want.dtype.kind == "f" else want == got))
+                failures.append(f"case {case} {kern.name}.{p.name}[{bad[:5].tolist()}]: "
+                                f"sim {want[bad[:5]].tolist()} gpu {got[bad[:5]].tolist()}")
+    assert not failures, "\n".join(failures)
