@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .sequential import label_sequential, validate_edges
+from .sequential import label_sequential
 from .shiloach_vishkin import ConvergenceError, round_bound, shiloach_vishkin
 
 __all__ = ["label", "CCResult", "METHODS", "ConvergenceError", "round_bound"]
@@ -59,7 +59,6 @@ def label(n, edges, method="shiloach-vishkin", device="sim:gtx260", threads=None
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     if method == "sequential":
-        validate_edges(n, _as_edges(edges))
         return CCResult(labels=label_sequential(n, _as_edges(edges)))
     import simgpu
     dev = simgpu.get_device(device)

@@ -20,12 +20,12 @@ def test_parse_ncu_csv():
     first = launches[0]
     assert first.counts[("loads", "requests")] == 512
     assert first.counts[("loads", "transactions")] == 2048
-    assert abs(first.time_ms - 0.004512) < 1e-12
+    assert abs(first.kernel_ms - 0.004512) < 1e-12
     assert V.merged(first.counts)[("atom", "transactions")] == 5
     assert launches[1].counts[("stores", "requests")] == 9
 
 
-def test_every_case_runs_on_the_simulator_and_agrees_with_itself():
+def test_every_case_runs_on_the_simulator_and_agrees_with_itself(tmp_path):
     dev = simgpu.get_device("sim:h100")
     selected = V.cases(quick=True)
     a = V.run_cases(dev, selected, [0])
@@ -39,7 +39,10 @@ def test_every_case_runs_on_the_simulator_and_agrees_with_itself():
     # compare() against itself: every output identical and every count equal
     table = V.compare(selected, a, b, [lc for _, (_, ls) in b.items() for lc in ls], b)
     assert all(r[2] for r in table["outputs"])
-    assert all(not r[6] for r in table["counts"])
+    assert all(r[7] == "equal" for r in table["counts"])
+    V.write_report(tmp_path / "v.md", table, "itself", selected, V.project_kernels())
+    text = (tmp_path / "v.md").read_text()
+    assert "runs bit-identical" in text and "## Kernels not validated by any case" in text
 
 
 def test_project_kernels_are_found():

@@ -1,0 +1,266 @@
+"""The sweep runner of ``simgpu paper``: points, the on-disk cache, executors, progress.
+
+A *point* is one measurement: an experiment name, its parameters, the device
+it runs on, and its kind:
+
+  "sim"   a simulated (or CUDA) measurement.  On a simulated device its result
+          depends only on the point and the code, so it may run in any process,
+          in any order: ``run_points`` hands these to the executor.
+  "wall"  a wall-clock measurement of host code (the CPU baselines).  These run
+          one after the other in the calling process, after the "sim" points,
+          so that they do not compete with simulator processes for the cores.
+
+``run_points(points, executor)`` takes any executor with ``submit(fn, *args)``
+returning futures with ``.result()``: ``concurrent.futures.ProcessPoolExecutor``
+today, a ``dask.distributed.Client`` later (its ``submit`` and futures have the
+same two methods).  ``executor=None`` runs everything inline.
+
+The cache: one JSON file per point, ``<out>/cache/<experiment>/<key>.json``,
+where the key is a hash of (experiment, parameters, device, version).  The
+version is ``EXPERIMENT_VERSION`` plus a fingerprint of the source files that
+produce the numbers (the simulator, the configs, the algorithms and the
+experiment modules), so editing any of them recomputes instead of reusing a
+stale number.  A point whose computation fails is reported, not cached.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import platform
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+EXPERIMENT_VERSION = "1"
+
+# experiment name -> "module:function"; the function takes (params: dict, device: str)
+# and returns a JSON-able dict.
+COMPUTE = {
+    "lr_sim": "simgpu.experiments.list_ranking:compute_sim",
+    "lr_wall": "simgpu.experiments.list_ranking:compute_wall",
+    "cc_sim": "simgpu.experiments.connected_components:compute_sim",
+    "cc_wall": "simgpu.experiments.connected_components:compute_wall",
+}
+
+_ROOT = Path(__file__).resolve().parents[2]
+# what the numbers depend on (relative to the repository root)
+_FINGERPRINT_PATHS = ("simgpu/sim", "simgpu/mem", "simgpu/lang", "simgpu/ir", "simgpu/configs",
+                      "simgpu/device.py", "simgpu/report.py", "algorithms", "cuda_backend",
+                      "simgpu/experiments/runner.py", "simgpu/experiments/list_ranking.py",
+                      "simgpu/experiments/connected_components.py")
+
+
+@dataclass(frozen=True)
+class Point:
+    experiment: str
+    params: tuple                      # sorted (name, value) pairs, JSON-able values
+    device: str
+    kind: str = "sim"
+    cost: float = field(default=1.0, compare=False)   # estimated seconds (for ETA and order)
+
+    @classmethod
+    def make(cls, experiment: str, device: str, kind: str = "sim", cost: float = 1.0, **params):
+        if experiment not in COMPUTE:
+            raise ValueError(f"unknown experiment {experiment!r}")
+        return cls(experiment, tuple(sorted(params.items())), device, kind, float(cost))
+
+    @property
+    def p(self) -> dict:
+        return dict(self.params)
+
+    def ident(self, version: str) -> dict:
+        return {"experiment": self.experiment, "params": self.p, "device": self.device,
+                "kind": self.kind, "version": version}
+
+    def key(self, version: str) -> str:
+        text = json.dumps(self.ident(version), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+    def label(self) -> str:
+        return self.experiment + " " + " ".join(f"{k}={v}" for k, v in self.params)
+
+
+def code_version() -> str:
+    """EXPERIMENT_VERSION and a hash of the sources the numbers depend on."""
+    h = hashlib.sha256()
+    for rel in _FINGERPRINT_PATHS:
+        path = _ROOT / rel
+        files = sorted(path.rglob("*")) if path.is_dir() else [path]
+        for f in files:
+            if f.is_file() and f.suffix in (".py", ".toml"):
+                h.update(str(f.relative_to(_ROOT)).encode())
+                h.update(f.read_bytes())
+    return f"{EXPERIMENT_VERSION}-{h.hexdigest()[:12]}"
+
+
+def host_id() -> str:
+    """The 'device' of wall-clock points: this machine."""
+    return f"host:{platform.node() or 'unknown'}:{platform.machine()}"
+
+
+class Cache:
+    """``<dir>/<experiment>/<key>.json`` per point (written atomically)."""
+
+    def __init__(self, directory, version: str):
+        self.dir = Path(directory)
+        self.version = version
+        self.hits = 0
+        self.misses = 0
+
+    def path(self, point: Point) -> Path:
+        return self.dir / point.experiment / f"{point.key(self.version)}.json"
+
+    def get(self, point: Point):
+        f = self.path(point)
+        try:
+            data = json.loads(f.read_text())
+        except (OSError, ValueError):
+            self.misses += 1
+            return None
+        if data.get("point") != point.ident(self.version):      # a hash collision: recompute
+            self.misses += 1
+            return None
+        self.hits += 1
+        return data["result"]
+
+    def put(self, point: Point, result: dict, seconds: float) -> None:
+        f = self.path(point)
+        f.parent.mkdir(parents=True, exist_ok=True)
+        data = {"point": point.ident(self.version), "result": result,
+                "seconds": round(seconds, 3),
+                "computed": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        tmp = f.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
+        os.replace(tmp, f)
+
+
+def compute_point(point: Point) -> dict:
+    """Run one point (in whatever process the executor chose).  Never raises:
+    returns {"ok": True, "result": ..., "seconds": ...} or {"ok": False, "error": ...}."""
+    t0 = time.perf_counter()
+    try:
+        module, name = COMPUTE[point.experiment].split(":")
+        fn = getattr(importlib.import_module(module), name)
+        result = fn(point.p, point.device)
+        return {"ok": True, "result": result, "seconds": time.perf_counter() - t0}
+    except Exception as exc:          # reported per point; the sweep goes on
+        tb = traceback.extract_tb(exc.__traceback__)
+        where = f" ({tb[-1].filename.rsplit('/', 1)[-1]}:{tb[-1].lineno})" if tb else ""
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}{where}",
+                "seconds": time.perf_counter() - t0}
+
+
+class Progress:
+    """tqdm when it can be imported, else one text line on stderr."""
+
+    def __init__(self, total: int, total_cost: float, desc: str = "simgpu paper",
+                 stream=None, enabled: bool = True):
+        self.total, self.total_cost = total, max(total_cost, 1e-9)
+        self.done = self.cached = self.failed = 0
+        self.done_cost = 0.0
+        self.desc = desc
+        self.stream = stream or sys.stderr
+        self.enabled = enabled and total > 0
+        self.t0 = time.perf_counter()
+        self._bar = None
+        self._last_print = 0.0
+        self._tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        if self.enabled:
+            try:
+                from tqdm import tqdm
+                self._bar = tqdm(total=total, desc=desc, unit="pt", file=self.stream)
+            except ImportError:
+                pass
+
+    def update(self, point: Point, cached: bool = False, failed: bool = False) -> None:
+        self.done += 1
+        self.cached += cached
+        self.failed += failed
+        self.done_cost += 0.0 if cached else point.cost
+        if not self.enabled:
+            return
+        if self._bar is not None:
+            self._bar.set_postfix(cached=self.cached, failed=self.failed, refresh=False)
+            self._bar.update(1)
+            return
+        now = time.perf_counter()
+        final = self.done == self.total
+        if not final and now - self._last_print < (0.5 if self._tty else 15.0):
+            return
+        self._last_print = now
+        self.stream.write(("\r" if self._tty else "") + self.line() + ("\n" if final or not self._tty else ""))
+        self.stream.flush()
+
+    def line(self) -> str:
+        elapsed = time.perf_counter() - self.t0
+        text = f"{self.desc}: {self.done}/{self.total} points"
+        if self.cached:
+            text += f" ({self.cached} cached)"
+        if self.failed:
+            text += f" ({self.failed} FAILED)"
+        text += f", {fmt_seconds(elapsed)} elapsed"
+        if 0 < self.done_cost and self.done < self.total:
+            rest = self.total_cost - self.done_cost
+            text += f", ~{fmt_seconds(max(rest, 0) * elapsed / self.done_cost)} left"
+        return text + "   "
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def fmt_seconds(s: float) -> str:
+    s = int(round(s))
+    return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
+
+
+def run_points(points, executor=None, cache: Cache | None = None, progress: Progress | None = None,
+               errors: dict | None = None) -> dict:
+    """Compute every point (reusing the cache); returns {point: result dict}.
+
+    executor: anything with ``submit(fn, *args) -> future`` and ``future.result()``
+    (ProcessPoolExecutor, a Dask Client), or None to run inline.  "wall" points
+    always run inline, after the others.  Points that fail are left out of the
+    returned dict; their error messages go to ``errors`` ({point: message}).
+    """
+    seen, todo, results = set(), [], {}
+    for p in points:
+        if p in seen:
+            continue
+        seen.add(p)
+        hit = cache.get(p) if cache is not None else None
+        if hit is not None:
+            results[p] = hit
+            if progress:
+                progress.update(p, cached=True)
+        else:
+            todo.append(p)
+
+    def finish(p, out):
+        if out["ok"]:
+            results[p] = out["result"]
+            if cache is not None:
+                cache.put(p, out["result"], out["seconds"])
+        elif errors is not None:
+            errors[p] = out["error"]
+        if progress:
+            progress.update(p, failed=not out["ok"])
+
+    sim = [p for p in todo if p.kind != "wall"]
+    wall = [p for p in todo if p.kind == "wall"]
+    if executor is None:
+        for p in sim:
+            finish(p, compute_point(p))
+    else:
+        # costliest first, so that a pool does not end on one long straggler
+        order = sorted(sim, key=lambda p: -p.cost)
+        futures = [(p, executor.submit(compute_point, p)) for p in order]
+        for p, fut in futures:
+            finish(p, fut.result())
+    for p in wall:
+        finish(p, compute_point(p))
+    return results

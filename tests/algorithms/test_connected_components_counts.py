@@ -1,0 +1,135 @@
+"""Table 4 of the paper: the global reads and writes of every SV kernel, as the
+simulator counts them, against the paper's formulas (0/2n, 2n/n, 2n/n, 4m/2n,
+5m/n, 2n/n, n/p).  Reads = lane-level loads, writes = lane-level stores, per
+kernel and round; see algorithms/connected_components/README.md for the table
+and for why some write counts are data dependent."""
+import numpy as np
+import pytest
+
+from simgpu.ir import nodes as ir
+
+from algorithms import connected_components as cc
+from algorithms import generators as gen
+from algorithms.connected_components import kernels as K
+from algorithms.connected_components.shiloach_vishkin import shiloach_vishkin
+
+import simgpu
+
+
+def lane_accesses(kernel, report):
+    """(reads, writes): lane-level global loads and stores of one launch.
+
+    report.by_line holds bytes requested per source line; the kernel's IR says
+    which array (hence which word size) each line loads or stores.  Every line
+    of the SV kernels touches one array, so bytes / word size is exact."""
+    words = {"loads": {}, "stores": {}}
+    for node in ir.walk(kernel.ir):
+        kind = "loads" if isinstance(node, ir.Load) else "stores" if isinstance(node, ir.Store) else None
+        if kind:
+            words[kind].setdefault(node.loc.line, set()).add(node.array.type.elem.itemsize)
+    out = []
+    for kind in ("loads", "stores"):
+        total = 0
+        for line, counts in report.by_line.items():
+            c = counts.get(kind)
+            if c is None or not c.bytes_requested:
+                continue
+            (size,) = words[kind][line]              # one word size per line
+            assert c.bytes_requested % size == 0
+            total += c.bytes_requested // size
+        out.append(total)
+    return tuple(out)
+
+
+def counted(result):
+    """[(kernel name, reads, writes)] for every launch of a CCResult."""
+    return [(r.kernel, *lane_accesses(getattr(K, r.kernel), r)) for r in result.launches]
+
+
+PAPER_READS = {  # n, m, p -> reads: the paper's Table 4, all exact here
+    "sv0_init": lambda n, m, p: 0, "sv1a_shortcut": lambda n, m, p: 2 * n,
+    "sv1b_mark": lambda n, m, p: 2 * n, "sv2_hook": lambda n, m, p: 4 * m,
+    "sv3_hook_stagnant": lambda n, m, p: 5 * m, "sv4_shortcut": lambda n, m, p: 2 * n,
+    "sv5_any_change": lambda n, m, p: n,
+}
+EXACT_WRITES = {"sv0_init": lambda n: 2 * n, "sv1a_shortcut": lambda n: n,
+                "sv4_shortcut": lambda n: n}
+
+
+GRAPHS = {
+    "lists": lambda: gen.random_lists_graph(700, 5, seed=1),
+    "trees": lambda: gen.random_trees_graph(700, 4, 3, seed=2),
+    "components": lambda: gen.random_components_graph(300, 0.05, 3, seed=3),
+    "rmat": lambda: gen.rmat_graph(9, 4, seed=4),
+    "uniform with loops": lambda: gen.uniform_random_graph(500, 800, seed=5),
+}
+
+
+@pytest.mark.parametrize("name", list(GRAPHS))
+@pytest.mark.parametrize("threads", [None, 64])
+def test_reads_equal_table_4_and_writes_within_its_bounds(name, threads):
+    n, edges = GRAPHS[name]()
+    r = cc.label(n, edges, threads=threads)
+    m, p = r.directed_edges, r.threads
+    assert m == 2 * int((edges[:, 0] != edges[:, 1]).sum())
+    for kernel, reads, writes in counted(r):
+        assert reads == PAPER_READS[kernel](n, m, p), kernel
+        if kernel in EXACT_WRITES:
+            assert writes == EXACT_WRITES[kernel](n), kernel
+        elif kernel == "sv1b_mark":
+            assert writes <= n                      # paper: n
+        elif kernel == "sv2_hook":
+            assert writes % 2 == 0 and writes <= 2 * m  # paper: 2n (distinct words)
+        elif kernel == "sv3_hook_stagnant":
+            assert writes <= m                      # paper: n (distinct words)
+        else:
+            assert kernel == "sv5_any_change" and writes <= p   # paper: p
+
+
+def test_conditional_writes_exactly_on_a_known_input():
+    # The path 1-2-...-9 plus the edge {0, 9}; one warp, one stride, fixed
+    # schedule.  Round 1: every vertex k > 1 hooks onto k - 1, and 9 also
+    # tries 0 (h2 = 9 edges pass: 18 stores; 9 -> 8 wins, the highest lane),
+    # nine vertices 0..8 are marked (9 threads write w).  Round 2: the chain
+    # 1 <- 2 <- ... is shortcut twice: 6, 7, 8, 9 are at depth 2 and mark the
+    # root 1; the singleton {0} is an unmarked star next to 9 (D[9] = 5): SV3
+    # hooks it, D[0] = 5 (one store).  Round 3 changes nothing.
+    edges = [(0, 9)] + [(k, k + 1) for k in range(1, 9)]
+    r = cc.label(10, edges, threads=32)
+    n, m = 10, 18
+    assert r.directed_edges == m and r.rounds == 3
+    assert r.labels.tolist() == [0] * 10
+    writes = [w for _, _, w in counted(r)]
+    assert writes == [2 * n,
+                      n, 0, 18, 0, n, 9,      # round 1: SV1a SV1b SV2 SV3 SV4 SV5
+                      n, 4, 0, 1, n, 1,       # round 2
+                      n, 0, 0, 0, n, 0]       # round 3
+    assert all(reads == PAPER_READS[k](n, m, 32) for k, reads, _ in counted(r))
+
+
+@pytest.mark.parametrize("name", ["lists", "components", "rmat"])
+def test_conditional_writes_equal_the_counts_of_the_state(name):
+    """The data-dependent write counts, recomputed on the host from D and Q as
+    each kernel found them: SV1b stores once per vertex with D[i] != D[D[i]];
+    with one stride per kernel in lockstep (all lanes read before any lane
+    writes) SV2 stores twice and SV3 once per edge that passes its test; SV5
+    once per thread with a mark among its vertices."""
+    n, edges = GRAPHS[name]()
+    dev = simgpu.get_device("sim:gtx260")
+    states = []
+    _, _, launches, p, m = shiloach_vishkin(
+        n, edges, dev, observer=lambda k, s, D, Q: states.append((k, s, D.to_host(), Q.to_host())))
+    words = np.concatenate([edges[edges[:, 0] != edges[:, 1]], edges[edges[:, 0] != edges[:, 1]][:, ::-1]])
+    i, j = words[:, 0], words[:, 1]
+    assert m == len(words) and p >= max(n, m)      # one stride: lockstep is the PRAM step
+    for (kernel, s, _, _), (_, _, D, Q), rep in zip(states[1:], states[:-1], launches[1:]):
+        _, writes = lane_accesses(getattr(K, kernel), rep)
+        if kernel == "sv1b_mark":
+            assert writes == int((D != D[D]).sum())
+        elif kernel == "sv2_hook":
+            assert writes == 2 * int(((D[i] == D[D[i]]) & (D[j] < D[i])).sum())
+        elif kernel == "sv3_hook_stagnant":
+            assert writes == int(((D[i] == D[D[i]]) & (Q[D[i]] < s) & (D[j] != D[i])).sum())
+        elif kernel == "sv5_any_change":
+            marked = np.flatnonzero(Q == s)
+            assert writes == len(np.unique(marked % p))
