@@ -162,9 +162,54 @@ def _sim_device(name):
     return _device(name)
 
 
+# --- simgpu paper ---------------------------------------------------------------
+
+def add_paper(sub):
+    p = sub.add_parser("paper", help="reproduce the paper's figures and tables, with verdicts",
+                       formatter_class=_formatter, description="""\
+Run the experiments of Dehne & Yogaratnam's paper (list ranking: Fig. 2,
+Fig. 3 left/right, Tables 2 and 3; connected components: Fig. 4, 5, 6 and
+Table 4) and write every figure (PNG, needs matplotlib; data as CSV),
+every table (Markdown and CSV) and report.md, which puts each result beside
+the paper's claim with a verdict computed from the numbers.
+
+Each measurement is cached under OUT/cache/ and reused on the next run (the
+cache key includes a hash of the simulator and algorithm sources).  Times on
+a simulated device are simulated kernel times; CPU baselines are wall-clock
+times on this machine.
+
+examples:
+  simgpu paper --quick                          # small sizes, a few minutes
+  simgpu paper --quick --jobs 2 --out out/paper
+  simgpu paper --device sim:h100                # full sizes: prints an estimate first
+  simgpu paper --device cuda                    # CUDA-event times on the real GPU""")
+    p.add_argument("--quick", action="store_true", help="small sizes (minutes, not hours)")
+    p.add_argument("--tiny", action="store_true", help=argparse.SUPPRESS)   # tests: seconds
+    p.add_argument("--device", default="sim:gtx260", help="sim:gtx260 (default), sim:h100, "
+                   "sim:h200, cuda")
+    p.add_argument("--out", default="out/paper", metavar="DIR", help="output folder "
+                   "(default out/paper)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="parallel worker processes for the sweeps (default 1)")
+    p.add_argument("--only", default=None, metavar="LIST",
+                   help="comma-separated subset: lr (list ranking), cc (connected components)")
+    p.add_argument("--no-progress", action="store_true", help="no progress line")
+
+
+def cmd_paper(args):
+    from .experiments import run_paper
+    if args.jobs < 1:
+        raise UserError(f"--jobs must be >= 1, not {args.jobs}")
+    size = "tiny" if args.tiny else "quick" if args.quick else "full"
+    only = [x.strip() for x in args.only.split(",") if x.strip()] if args.only else None
+    run_paper(out=args.out, size_name=size, device=args.device, jobs=args.jobs, only=only,
+              progress=not args.no_progress)
+
+
 # --- entry ------------------------------------------------------------------------
 
-COMMANDS = {"devices": (add_devices, cmd_devices), "coalesce": (add_coalesce, cmd_coalesce)}
+COMMANDS = {"devices": (add_devices, cmd_devices), "coalesce": (add_coalesce, cmd_coalesce),
+            "paper": (add_paper, cmd_paper)}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -25,8 +25,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+import simgpu
+
 from .sequential import label_sequential
-from .shiloach_vishkin import ConvergenceError, round_bound, shiloach_vishkin
+from . import shiloach_vishkin as _sv
+from .shiloach_vishkin import ConvergenceError, round_bound
 
 __all__ = ["label", "CCResult", "METHODS", "ConvergenceError", "round_bound"]
 
@@ -60,10 +63,9 @@ def label(n, edges, method="shiloach-vishkin", device="sim:gtx260", threads=None
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     if method == "sequential":
         return CCResult(labels=label_sequential(n, _as_edges(edges)))
-    import simgpu
     dev = simgpu.get_device(device)
-    labels, rounds, launches, p, m = shiloach_vishkin(n, edges, dev, threads=threads, seed=seed,
-                                                      launch_options=launch_options)
+    labels, rounds, launches, p, m = _sv.shiloach_vishkin(
+        n, edges, dev, threads=threads, seed=seed, launch_options=launch_options)
     return CCResult(labels=labels, rounds=rounds, launches=launches, threads=p,
                     directed_edges=m)
 

@@ -64,7 +64,7 @@ def prepare_edges(n: int, edges) -> np.ndarray:
     return (i << 32) | j
 
 
-def geometry(device, threads, items: int):
+def geometry(threads, items: int):
     """(grid, block) for p = `threads` threads (default: one per item, capped)."""
     if threads is None:
         block = BLOCK
@@ -100,7 +100,7 @@ def shiloach_vishkin(n, edges, device, threads=None, seed=0, launch_options=None
     m = len(words)
     if n == 0:
         return np.empty(0, dtype=np.int64), 0, [], 0, 0
-    grid, block = geometry(device, threads, max(n, m))
+    grid, block = geometry(threads, max(n, m))
     opts = dict(launch_options or {})
     base_seed = opts.pop("seed", seed)
     randomized = opts.get("schedule", "fixed") == "random"
@@ -131,9 +131,15 @@ def shiloach_vishkin(n, edges, device, threads=None, seed=0, launch_options=None
     while True:
         s += 1
         if s > limit:
+            d = D.to_host()
+            cur = d[d]
+            for _ in range(n.bit_length()):
+                cur = cur[cur]
+            forest = bool(np.array_equal(d[cur], cur))
             raise ConvergenceError(
-                f"Shiloach-Vishkin did not finish in {limit} rounds (n = {n}, m = {m // 2})"
-                + ("; the fused step 1 left a tree unmarked" if fused_step1 else ""))
+                f"Shiloach-Vishkin did not finish in {limit} rounds (n = {n}, "
+                f"{m} directed edges); the parent array "
+                + ("is still a forest" if forest else "holds a cycle"))
         if fused_step1:
             launch(K.sv1_shortcut_mark_fused, D, Q, s, n)
         else:

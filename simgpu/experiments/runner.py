@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import inspect
 import json
 import os
 import platform
@@ -47,11 +48,11 @@ COMPUTE = {
 }
 
 _ROOT = Path(__file__).resolve().parents[2]
-# what the numbers depend on (relative to the repository root)
+# what the numbers depend on (relative to the repository root); the experiment
+# modules add the source of their compute functions (COMPUTE_CODE), not of their
+# analysis, so that changing a verdict or a table does not recompute the points
 _FINGERPRINT_PATHS = ("simgpu/sim", "simgpu/mem", "simgpu/lang", "simgpu/ir", "simgpu/configs",
-                      "simgpu/device.py", "simgpu/report.py", "algorithms", "cuda_backend",
-                      "simgpu/experiments/runner.py", "simgpu/experiments/list_ranking.py",
-                      "simgpu/experiments/connected_components.py")
+                      "simgpu/device.py", "simgpu/report.py", "algorithms", "cuda_backend")
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,13 @@ class Point:
 
 
 def code_version() -> str:
-    """EXPERIMENT_VERSION and a hash of the sources the numbers depend on."""
+    """EXPERIMENT_VERSION and a hash of the sources the numbers depend on: the
+    simulator, configs, algorithms, CUDA backend, and the compute functions of
+    the experiment modules (their COMPUTE_CODE)."""
     h = hashlib.sha256()
+    for module in sorted({spec.split(":")[0] for spec in COMPUTE.values()}):
+        for fn in getattr(importlib.import_module(module), "COMPUTE_CODE", ()):
+            h.update(inspect.getsource(fn).encode())
     for rel in _FINGERPRINT_PATHS:
         path = _ROOT / rel
         files = sorted(path.rglob("*")) if path.is_dir() else [path]

@@ -174,3 +174,14 @@ def test_many_random_schedules_one_graph(family):
                 "uniform": gen.uniform_random_graph(150, 170, seed=7)}[family]
     for seed in range(15):
         check(n, edges, threads=64, launch_options=RANDOM_WARPS, seed=seed)
+
+
+def test_round_limit_and_edge_index_limit(monkeypatch):
+    from algorithms.connected_components import shiloach_vishkin as sv   # the module
+    dev = simgpu.get_device("sim:gtx260")
+    with pytest.raises(cc.ConvergenceError, match="still a forest"):
+        sv.shiloach_vishkin(10, [(k, k + 1) for k in range(9)], dev, max_rounds=1)
+    monkeypatch.setattr(sv, "INT32_MAX", 5)      # 3 edges = 6 directed edges > 5
+    with pytest.raises(ValueError, match="directed edges"):
+        cc.label(4, [(0, 1), (1, 2), (2, 3)])
+    assert cc.label(4, [(0, 1), (1, 2), (3, 3)]).labels.tolist() == [0, 0, 0, 3]  # loops dropped

@@ -1,0 +1,434 @@
+"""List ranking experiments of the paper (section 3): Fig. 2, Fig. 3 left and
+right, Table 2, Table 3, and the choice of p (section 3.2, text).
+
+Points (runner.Point):
+  lr_sim   one ranking on the device: method wylie or random-splitter
+           (packing 64/48, splitters random/even, threads p), input
+           generators.random_list(n, input_seed).  Result: total time, time
+           and memory transactions per step (RS1..RS5; Wylie: init, rounds),
+           sublist statistics, and whether the ranks were right.
+  lr_wall  wall-clock time of a host method (sequential, cpu-random-splitter)
+           on this machine: median of `repeats` runs after one warm-up run.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from .report import Claim, Figure, Panel, Section, Series, Table, fmt, pow2, size_range
+from .runner import Point
+
+RS_STEPS = ("RS1", "RS2", "RS3", "RS4", "RS5")
+INPUT_SEED = 1            # the random list of size n
+SPLITTER_SEED = 0         # KISS seed of the random splitters
+
+
+# --- devices and measurements (run inside worker processes) ----------------------
+
+def make_device(name: str, engine: str = "timed-block"):
+    """A fresh device per point: allocation addresses (hence memory partitions)
+    and cache contents then depend on the point alone, not on what ran before."""
+    import simgpu
+    dev = simgpu.get_device(name)
+    if hasattr(dev, "default_engine"):
+        dev.default_engine = engine
+    return dev
+
+
+def jsonable(v):
+    if isinstance(v, dict):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [jsonable(x) for x in v]
+    if isinstance(v, np.ndarray):
+        return None if v.size > 64 else v.tolist()
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, np.floating):
+        return float(v)
+    return v
+
+
+def step_summary(launches) -> dict:
+    """{step: {time_ms, transactions, bytes, launches}}; Wylie's 'round k' are one step."""
+    out: dict = {}
+    for rep in launches:
+        step = rep.extra.get("step", rep.kernel)
+        if isinstance(step, str) and step.startswith("round"):
+            step = "rounds"
+        s = out.setdefault(step, {"time_ms": 0.0, "transactions": 0, "bytes": 0, "launches": 0})
+        s["time_ms"] += rep.time_ms or 0.0
+        for c in (rep.loads, rep.stores, rep.atomics):
+            s["transactions"] += c.transactions
+            s["bytes"] += c.bytes
+        s["launches"] += 1
+    return out
+
+
+def compute_sim(params: dict, device: str) -> dict:
+    from algorithms import generators, list_ranking
+    from algorithms.list_ranking.sequential import rank_pointer_jumping
+    n = params["n"]
+    succ = generators.random_list(n, params["input_seed"])
+    dev = make_device(device)
+    kw = {}
+    if params["method"] == "random-splitter":
+        kw = dict(packing=params["packing"], splitters=params["splitters"],
+                  seed=params["seed"], threads=params["threads"])
+    real = not hasattr(dev, "default_engine")           # cuda: warm up, then median of repeats
+    runs = params.get("repeats", 1) + (1 if real else 0)
+    totals, r = [], None
+    for k in range(runs):
+        r = list_ranking.rank(succ, method=params["method"], device=dev, validate=False, **kw)
+        if not real or k > 0:
+            totals.append(sum(rep.time_ms or 0.0 for rep in r.launches))
+    correct = bool(np.array_equal(r.ranks, rank_pointer_jumping(succ)))
+    stats = {k: v for k, v in r.stats.items() if k != "splitter_nodes"}
+    return {"time_ms": float(np.median(totals)), "times_ms": totals, "steps": step_summary(r.launches),
+            "stats": jsonable(stats), "correct": correct, "launches": len(r.launches),
+            "timed": all(rep.time_ms is not None for rep in r.launches)}
+
+
+def compute_wall(params: dict, device: str) -> dict:
+    from algorithms import generators, list_ranking
+    succ = generators.random_list(params["n"], params["input_seed"])
+    kw = {"seed": params["seed"]} if params["method"] == "cpu-random-splitter" else {}
+    list_ranking.rank(succ, method=params["method"], validate=False, **kw)     # warm-up
+    times = []
+    for _ in range(params["repeats"]):
+        t0 = time.perf_counter()
+        list_ranking.rank(succ, method=params["method"], validate=False, **kw)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return {"median_ms": float(np.median(times)), "min_ms": float(min(times)), "times_ms": times}
+
+
+# --- the plan -----------------------------------------------------------------------
+
+GPU_VARIANTS = {   # label -> parameters of lr_sim
+    "wylie": dict(method="wylie"),
+    "rs64": dict(method="random-splitter", packing=64, splitters="random"),
+    "rs48": dict(method="random-splitter", packing=48, splitters="random"),
+    "even48": dict(method="random-splitter", packing=48, splitters="even"),
+}
+LABELS = {"wylie": "GPU Wylie (pointer jumping)", "rs64": "GPU random splitter, 64-bit",
+          "rs48": "GPU random splitter, 48-bit", "even48": "GPU even splitters, 48-bit",
+          "sequential": "CPU sequential (this machine)",
+          "cpu-random-splitter": "CPU random splitter, numpy (this machine)"}
+
+
+def _sim_cost(variant: str, n: int, ctx) -> float:
+    scale = ctx.info.get("cost_scale", 1.0)
+    if variant == "wylie":
+        return 0.3 + scale * 3.0e-4 * n * max(math.log2(max(n, 2)), 1) / 16
+    return 0.3 + scale * 1.1e-4 * n
+
+
+def sim_point(ctx, variant: str, n: int, threads=None) -> Point:
+    params = dict(GPU_VARIANTS[variant], n=int(n), input_seed=INPUT_SEED)
+    if params["method"] == "random-splitter":
+        params.update(threads=threads, seed=SPLITTER_SEED)
+    if ctx.real_gpu:
+        params["repeats"] = ctx.sizes["gpu_repeats"]
+    return Point.make("lr_sim", ctx.device, cost=_sim_cost(variant, n, ctx), **params)
+
+
+def wall_point(ctx, method: str, n: int) -> Point:
+    reps = ctx.sizes["cpu_repeats"]
+    return Point.make("lr_wall", ctx.host, kind="wall", cost=0.05 + 1.2e-6 * n * (reps + 2),
+                      method=method, n=int(n), input_seed=INPUT_SEED, repeats=reps,
+                      seed=SPLITTER_SEED)
+
+
+def p_values(ctx) -> list:
+    cores = ctx.info["cores"]
+    return sorted({max(32, min(16384, int(cores * f))) for f in ctx.sizes["p_factors"]})
+
+
+def plan(ctx) -> list:
+    pts = []
+    for n in ctx.sizes["lr_n"]:
+        pts += [sim_point(ctx, v, n) for v in GPU_VARIANTS]
+        pts += [wall_point(ctx, m, n) for m in ("sequential", "cpu-random-splitter")]
+    pts += [sim_point(ctx, "rs64", ctx.sizes["p_n"], threads=p) for p in p_values(ctx)]
+    return pts
+
+
+# --- analysis ---------------------------------------------------------------------
+
+def _series(ctx, res, variant, ns, key=lambda r: r["time_ms"]):
+    xs, ys = [], []
+    for n in ns:
+        r = res.get(sim_point(ctx, variant, n))
+        if r is not None:
+            xs.append(n)
+            ys.append(key(r))
+    return xs, ys
+
+
+def _wall(ctx, res, method, ns):
+    xs, ys = [], []
+    for n in ns:
+        r = res.get(wall_point(ctx, method, n))
+        if r is not None:
+            xs.append(n)
+            ys.append(r["median_ms"])
+    return xs, ys
+
+
+def _missing(claim_id, source, paper, criterion, why="points missing (failed or not run)"):
+    return Claim(claim_id, source, paper, criterion, "not available", why)
+
+
+def analyze(ctx, res) -> list:
+    ns = list(ctx.sizes["lr_n"])
+    wrong = [f"{v} n={n}" for v in GPU_VARIANTS for n in ns
+             if (r := res.get(sim_point(ctx, v, n))) is not None and not r["correct"]]
+    secs = [_fig2(ctx, res, ns), _fig3_left(ctx, res, ns), _fig3_right(ctx, res, ns),
+            _table2(ctx, res, ns), _table3(ctx, res, ns), _p_choice(ctx, res)]
+    if wrong:
+        secs[0].text.insert(0, "**WRONG RANKS** from the device for: " + ", ".join(wrong))
+    return secs
+
+
+def _fig2(ctx, res, ns) -> Section:
+    sec = Section("fig2", "Fig. 2: GPU vs CPU list ranking time")
+    series = [Series(LABELS[v], *_series(ctx, res, v, ns)) for v in ("wylie", "rs48", "rs64")]
+    series += [Series(LABELS[m], *_wall(ctx, res, m, ns), style="--s")
+               for m in ("sequential", "cpu-random-splitter")]
+    sec.figures.append(Figure("fig2_list_ranking_time", "Fig. 2: list ranking time vs n",
+                              [Panel("time vs n", "list size n", "time (ms)", series, True, True)],
+                              size_range(ns)))
+    paper = "GPU list ranking (random splitter) is about 20x faster than sequential list ranking on the CPU"
+    crit = ("speedup S = CPU sequential time / best GPU random splitter time (48- or 64-bit) at the "
+            "largest n: held if 10 <= S <= 40 ('about 20x'); partly held if S > 1 but outside "
+            "that band (the GPU wins, by a different factor); not held if S <= 1")
+    _, seq = _wall(ctx, res, "sequential", ns)
+    rows, speed = [], {}
+    for n in ns:
+        s = res.get(wall_point(ctx, "sequential", n))
+        g = [r["time_ms"] for v in ("rs64", "rs48") if (r := res.get(sim_point(ctx, v, n)))]
+        w = res.get(sim_point(ctx, "wylie", n))
+        if s and g:
+            speed[n] = s["median_ms"] / min(g)
+            rows.append([pow2(n), s["median_ms"], min(g), speed[n],
+                         s["median_ms"] / w["time_ms"] if w else None])
+    sec.tables.append(Table("fig2_numbers", "Fig. 2 (numbers): CPU sequential vs GPU", [
+        "n", "CPU sequential ms (this machine)", "GPU best random splitter ms", "speedup",
+        "speedup of GPU Wylie"], rows, size_range(ns)))
+    if not speed:
+        sec.claims.append(_missing("fig2-gpu-vs-cpu", "Fig. 2", paper, crit))
+        return sec
+    n = max(speed)
+    S = speed[n]
+    verdict = "held" if 10 <= S <= 40 else "partly held" if S > 1 else "not held"
+    nums = f"at n = {pow2(n)}: S = {S:.1f}x; all sizes: " + ", ".join(
+        f"{pow2(k)}: {v:.1f}x" for k, v in speed.items())
+    sec.claims.append(Claim("fig2-gpu-vs-cpu", "Fig. 2", paper, crit, verdict, nums))
+    return sec
+
+
+def _fig3_left(ctx, res, ns) -> Section:
+    sec = Section("fig3left", "Fig. 3 left: time per element vs n")
+    per = {}
+    series = []
+    for v in ("wylie", "rs64", "rs48"):
+        x, y = _series(ctx, res, v, ns, key=lambda r: r["time_ms"] * 1e6)
+        per[v] = {a: b / a for a, b in zip(x, y)}
+        series.append(Series(LABELS[v], x, [b / a for a, b in zip(x, y)]))
+    full = ctx.info["resident_threads"]
+    sec.figures.append(Figure("fig3_left_time_per_element", "Fig. 3 left: time per element",
+                              [Panel("time / n", "list size n", "time per element (ns)", series,
+                                     xlog=True)], size_range(ns),
+                              [f"the device holds {full:,} resident threads"]))
+    paper = ("time per element grows like log n for Wylie (O(n log n) work) and stays flat for "
+             "the random splitter (O(n) work)")
+    crit = (f"over the sizes with n >= the device's resident threads ({full:,}: the GPU is full, "
+            "below that time/n mostly measures idle hardware and launch overhead): Wylie's "
+            "time/n increases from each such size to the next, and the 64-bit random "
+            "splitter's time/n stays within 25% (max/min <= 1.25); needs >= 2 such sizes")
+    big = [n for n in ns if n >= full and n in per["wylie"] and n in per["rs64"]]
+    allnums = "; ".join(f"{v}: " + ", ".join(f"{pow2(n)} {t:.2f} ns" for n, t in per[v].items())
+                        for v in ("wylie", "rs64"))
+    if len(big) < 2:
+        sec.claims.append(Claim("fig3l-per-element", "Fig. 3 left", paper, crit, "not tested",
+                                f"only {len(big)} size(s) with n >= {full:,}; time/n at all "
+                                f"sizes: {allnums}"))
+        return sec
+    w = [per["wylie"][n] for n in big]
+    r = [per["rs64"][n] for n in big]
+    w_ok = all(b > a for a, b in zip(w, w[1:]))
+    r_ok = max(r) / min(r) <= 1.25
+    verdict = "held" if w_ok and r_ok else "partly held" if w_ok or r_ok else "not held"
+    nums = (f"n >= {full:,}: Wylie time/n " + ", ".join(f"{t:.2f}" for t in w)
+            + f" ns ({'increasing' if w_ok else 'not increasing'}); random splitter "
+            + ", ".join(f"{t:.2f}" for t in r) + f" ns (max/min {max(r) / min(r):.2f}). "
+            f"All sizes: {allnums}")
+    sec.claims.append(Claim("fig3l-per-element", "Fig. 3 left", paper, crit, verdict, nums))
+    return sec
+
+
+def _fig3_right(ctx, res, ns) -> Section:
+    sec = Section("fig3right", "Fig. 3 right: 48-bit vs 64-bit packing")
+    x64, y64 = _series(ctx, res, "rs64", ns)
+    x48, y48 = _series(ctx, res, "rs48", ns)
+    sec.figures.append(Figure("fig3_right_packing", "Fig. 3 right: 48- vs 64-bit random splitter",
+                              [Panel("time vs n", "list size n", "time (ms)",
+                                     [Series(LABELS["rs64"], x64, y64),
+                                      Series(LABELS["rs48"], x48, y48)], True, True)],
+                              size_range(ns)))
+    paper = "the 64-bit version beats the 48-bit version up to n ~ 54M (then the 48-bit wins)"
+    crit = ("at every n run (all far below 54M): 64-bit time < 48-bit time; partly held if "
+            "it holds at the largest n only")
+    t64, t48 = dict(zip(x64, y64)), dict(zip(x48, y48))
+    common = [n for n in ns if n in t64 and n in t48]
+    if not common:
+        sec.claims.append(_missing("fig3r-64-beats-48", "Fig. 3 right", paper, crit))
+    else:
+        wins = [n for n in common if t64[n] < t48[n]]
+        verdict = ("held" if len(wins) == len(common) else
+                   "partly held" if max(common) in wins else "not held")
+        nums = ", ".join(f"{pow2(n)}: 64-bit {t64[n]:.4g} ms vs 48-bit {t48[n]:.4g} ms "
+                         f"({t48[n] / t64[n]:.2f}x)" for n in common)
+        sec.claims.append(Claim("fig3r-64-beats-48", "Fig. 3 right", paper, crit, verdict, nums))
+    top = max(ns)
+    sec.claims.append(Claim(
+        "fig3r-crossing-inflection", "Fig. 3 right",
+        "crossing of the 48- and 64-bit curves at n ~ 54M; inflections at n ~ 46M (64-bit) and "
+        "~ 58M (48-bit) from overloading the memory network",
+        "needs sizes around 40M..64M", "not tested",
+        f"the largest n run is {top:,} ({top / 54e6:.2%} of 54M); the simulator would need "
+        "days of host time for n ~ 5e7 with the timed engine"))
+    return sec
+
+
+def _table2(ctx, res, ns) -> Section:
+    sec = Section("table2", "Table 2: kernel times of the random splitter (RS1..RS5)")
+    rows, ratios = [], {}
+    for n in ns:
+        for v in ("rs48", "rs64"):
+            r = res.get(sim_point(ctx, v, n))
+            if r is None:
+                continue
+            st = r["steps"]
+            t = [st[s]["time_ms"] for s in RS_STEPS]
+            tx = [st[s]["transactions"] for s in RS_STEPS]
+            ratio = t[2] / t[4] if t[4] else None
+            ratios[(n, v)] = (ratio, tx[2] / tx[4] if tx[4] else None)
+            rows.append([pow2(n), v[-2:], r["stats"]["threads"], *t, r["time_ms"], ratio, *tx])
+    sec.tables.append(Table(
+        "table2_rs_kernels", "Table 2: random splitter kernel times (ms) and memory transactions",
+        ["n", "bits", "p", *(f"{s} ms" for s in RS_STEPS), "total ms", "RS3/RS5 time",
+         *(f"{s} transactions" for s in RS_STEPS)], rows, size_range(ns),
+        ["p: the default number of threads (= random splitters) for that n."]))
+    paper = "RS3 (the irregular walk) costs more than 10x RS5 (coalesced), though both are O(n)"
+    crit = "RS3 time > 10 x RS5 time at the largest n, for both the 48- and the 64-bit version"
+    top = max((n for n, _ in ratios), default=None)
+    if top is None:
+        sec.claims.append(_missing("table2-rs3-vs-rs5", "Table 2", paper, crit))
+        return sec
+    at_top = {v: ratios[(top, v)] for v in ("rs48", "rs64") if (top, v) in ratios}
+    ok = [v for v, (r, _) in at_top.items() if r is not None and r > 10]
+    verdict = "held" if len(ok) == len(at_top) else "partly held" if ok else "not held"
+    nums = (f"at n = {pow2(top)}: " + ", ".join(
+        f"{v[-2:]}-bit RS3/RS5 time {r:.1f}x (transactions {x:.1f}x)" for v, (r, x) in at_top.items())
+        + "; by n (64-bit): " + ", ".join(f"{pow2(n)} {r:.1f}x" for (n, v), (r, _) in ratios.items()
+                                          if v == "rs64" and r is not None))
+    sec.claims.append(Claim("table2-rs3-vs-rs5", "Table 2", paper, crit, verdict, nums))
+    return sec
+
+
+def _tv_distance(hist) -> float | None:
+    exp = hist.get("expected")
+    if not exp:
+        return None
+    obs = np.asarray(hist["counts"], float)
+    exp = np.asarray(exp, float)
+    if obs.sum() == 0 or exp.sum() == 0:
+        return None
+    return float(0.5 * np.abs(obs / obs.sum() - exp / exp.sum()).sum())
+
+
+def _table3(ctx, res, ns) -> Section:
+    sec = Section("table3", "Table 3: random vs even splitters (48-bit)")
+    rows, top = [], None
+    for n in ns:
+        r, e = res.get(sim_point(ctx, "rs48", n)), res.get(sim_point(ctx, "even48", n))
+        if r is None or e is None:
+            continue
+        s, se = r["stats"], e["stats"]
+        top = (n, r, e)
+        rows.append([pow2(n), s["threads"], r["time_ms"], e["time_ms"], r["time_ms"] / e["time_ms"],
+                     r["steps"]["RS3"]["time_ms"], e["steps"]["RS3"]["time_ms"],
+                     s["sublists"], s.get("expected_sublists"), s["mean"], s.get("expected_mean"),
+                     s["max"], s.get("expected_max"), se["max"], s["max"] / max(se["max"], 1),
+                     _tv_distance(s["histogram"])])
+    sec.tables.append(Table(
+        "table3_splitters", "Table 3: random vs even splitters, 48-bit version",
+        ["n", "p", "random ms", "even ms", "random/even", "RS3 random ms", "RS3 even ms",
+         "sublists", "expected sublists", "mean length", "expected mean", "max length",
+         "expected max", "even max", "max random/even", "histogram TV distance"],
+        rows, size_range(ns),
+        ["Expected values: Reid-Miller's model as algorithms.list_ranking.random_splitter."
+         "sublist_stats computes it (p draws with replacement plus the head; geometric gaps; "
+         "expected max (n/m) H_m). TV distance: total variation distance between the measured "
+         "and expected histograms over the bins [1,2), [2,4), [4,8), ..."]))
+    claims_paper = ("random splitters are only marginally slower than perfect even splitters, "
+                    "and the sublist lengths follow Reid-Miller's formula")
+    crit = ("at the largest n: random time <= 1.15 x even time ('marginally'); and measured "
+            "number of sublists and mean length within 5% of the expected values, maximum "
+            "length within a factor 2 of the expected maximum, histogram TV distance <= 0.15")
+    if top is None:
+        sec.claims.append(_missing("table3-random-vs-even", "Table 3", claims_paper, crit))
+        return sec
+    n, r, e = top
+    s = r["stats"]
+    ratio = r["time_ms"] / e["time_ms"]
+    tv = _tv_distance(s["histogram"])
+    fast = ratio <= 1.15
+    formula = (abs(s["sublists"] / s["expected_sublists"] - 1) <= 0.05
+               and abs(s["mean"] / s["expected_mean"] - 1) <= 0.05
+               and 0.5 <= s["max"] / s["expected_max"] <= 2 and tv is not None and tv <= 0.15)
+    verdict = "held" if fast and formula else "partly held" if fast or formula else "not held"
+    nums = (f"n = {pow2(n)}, p = {s['threads']}: random/even time {ratio:.3f}; sublists "
+            f"{s['sublists']} vs {s['expected_sublists']:.1f} expected, mean {s['mean']:.2f} vs "
+            f"{s['expected_mean']:.2f}, max {s['max']} vs {s['expected_max']:.1f} (even: max "
+            f"{e['stats']['max']}), TV distance {fmt(tv)}")
+    sec.claims.append(Claim("table3-random-vs-even", "Table 3", claims_paper, crit, verdict, nums))
+    h = s["histogram"]
+    hrows = [[f"[{a}, {b})", c, x] for (a, b), c, x in zip(h["bins"], h["counts"], h["expected"] or [])]
+    sec.tables.append(Table("table3_histogram", f"Table 3 (detail): sublist lengths at n = {pow2(n)}, "
+                            "random splitters, measured vs Reid-Miller's expectation",
+                            ["length", "sublists measured", "expected"], hrows, f"n = {pow2(n)}"))
+    return sec
+
+
+def _p_choice(ctx, res) -> Section:
+    sec = Section("pchoice", "Choice of p (section 3.2, text)")
+    n, cores = ctx.sizes["p_n"], ctx.info["cores"]
+    pts = [(p, res.get(sim_point(ctx, "rs64", n, threads=p))) for p in p_values(ctx)]
+    pts = [(p, r) for p, r in pts if r is not None]
+    rows = [[p, p / cores, r["time_ms"], r["steps"]["RS3"]["time_ms"], r["steps"]["RS4"]["time_ms"]]
+            for p, r in pts]
+    sec.tables.append(Table("table_p_choice", f"Random splitter (64-bit) time vs p at n = {pow2(n)}",
+                            ["p", "p / cores", "time ms", "RS3 ms", "RS4 ms"], rows,
+                            f"n = {pow2(n)}, p = " + ", ".join(str(p) for p, _ in pts),
+                            [f"cores: {cores} ({ctx.info['sm_count']} SMs)"]))
+    paper = "the best p is a small factor times the number of GPU cores"
+    crit = "the p with the smallest time lies between 1x and 16x the cores"
+    if not pts:
+        sec.claims.append(_missing("p-small-factor-of-cores", "Sec. 3.2", paper, crit))
+        return sec
+    best, rb = min(pts, key=lambda t: t[1]["time_ms"])
+    f = best / cores
+    sec.claims.append(Claim("p-small-factor-of-cores", "Sec. 3.2 (text)", paper, crit,
+                            "held" if 1 <= f <= 16 else "not held",
+                            f"n = {pow2(n)}: best p = {best} = {f:.2g} x {cores} cores "
+                            f"({rb['time_ms']:.4g} ms); " + ", ".join(
+                                f"p={p}: {r['time_ms']:.4g}" for p, r in pts)))
+    return sec
+
+
+# the code whose source goes into the cache version (runner.code_version)
+COMPUTE_CODE = (make_device, jsonable, step_summary, compute_sim, compute_wall)
