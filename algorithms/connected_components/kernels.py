@@ -94,9 +94,18 @@ def sv1_shortcut_mark_fused(D: Array[i32], Q: Array[i32], s: i32, n: i32):
 def sv2_hook(E: Array[i64], D: Array[i32], Q: Array[i32], s: i32, m: i32):
     """SV2 (step 2), conditional hooking: for each directed edge <i, j>, if i's
     parent is a root (D[i] == D[D[i]]) and D[j] < D[i], hook that root onto
-    D[j] (D[D[i]] = D[j], a concurrent write: any one writer wins) and mark
-    the target Q[D[j]] = s.  Reads 4m (E[k], D[i], D[D[i]], D[j]); writes 2 per
-    edge that passes the test."""
+    D[j] (D[D[i]] = D[j], a concurrent write: any one writer wins), then read
+    the root's parent back and mark the target that won, Q[D[D[i]]] = s.
+
+    Marking Q[D[j]] directly would mark every target *tried*: stars that no
+    root was actually hooked onto would then look non-stagnant, would not
+    hook in SV3, and the log_{3/2} n bound on the rounds breaks (a star whose
+    centre has the largest id takes n rounds when the largest target wins).
+    The read-back costs one read per edge that hooks.  The last writer of a
+    root reads its own value back (no store to that word follows), so the
+    final parent of every hooked root is marked under any interleaving.
+    Reads 4m + h (E[k], D[i], D[D[i]], D[j]; D[D[i]] again for the h edges
+    that pass the test); writes 2h."""
     for k in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, m, i64(gridDim.x) * blockDim.x):
         e = E[k]
         i = i32(e >> 32)
@@ -106,7 +115,7 @@ def sv2_hook(E: Array[i64], D: Array[i32], Q: Array[i32], s: i32, m: i32):
         dj = D[j]
         if di == ddi and dj < di:
             D[di] = dj
-            Q[dj] = s
+            Q[D[di]] = s
 
 
 @kernel
