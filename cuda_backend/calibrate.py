@@ -137,7 +137,11 @@ def main(argv=None):
               f"(GPU run {gpu['date']}, simulator run {sim['date']})\n")
         print(compare(gpu["rows"], sim["rows"]))
         return
-    dev = simgpu.get_device(args.device)
+    from .device import CudaUnavailable
+    try:
+        dev = simgpu.get_device(args.device)
+    except CudaUnavailable as exc:
+        raise SystemExit(f"python -m cuda_backend.calibrate: {exc}") from None
     rows = measure(dev, QUICK if args.quick else SIZES, args.repeats)
     result = {"device": getattr(dev, "gpu_name", dev.name), "date": str(datetime.date.today()),
               "rows": rows}

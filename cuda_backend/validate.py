@@ -335,7 +335,11 @@ def main(argv=None):
     out.mkdir(parents=True, exist_ok=True)
     if args.worker:
         return worker(out, args.quick, seeds)
-    gpu_dev = simgpu.get_device("cuda")          # a clear error where there is no GPU
+    from .device import CudaUnavailable
+    try:
+        gpu_dev = simgpu.get_device("cuda")
+    except CudaUnavailable as exc:
+        raise SystemExit(f"python -m cuda_backend.validate: {exc}") from None
     ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
     metrics = ",".join(list(METRICS.values()) + [TIME_METRIC])
     cmd = [ncu, "--clock-control", "none", "--csv", "--print-units", "base", "--metrics", metrics,

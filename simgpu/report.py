@@ -13,6 +13,7 @@ class AccessCounts:
     """One kind of global-memory instruction (loads, stores or atomics)."""
 
     instructions: int = 0        # warp-level memory instructions executed
+    lanes: int = 0               # lane-level accesses: active lanes summed over instructions
     requests: int = 0            # requests issued (per warp; per half-warp on CC 1.x)
     transactions: int = 0        # memory transactions / 32-byte sectors they became
     bytes_requested: int = 0     # bytes the active lanes asked for

@@ -48,3 +48,34 @@ def test_doc_examples_run_and_print_what_the_page_says(page, tmp_path):
 
 def test_some_pages_have_checked_examples():
     assert any(e is not None for p in pages() for _, e in blocks(p))
+
+
+def update_pages():
+    """Rewrite every output block from a fresh run of its code (after a model change):
+    python -m tests.test_docs  — then read the diff before committing it."""
+    import tempfile
+    for page in pages():
+        text = page.read_text()
+        namespace = {"__name__": f"docs_{page.stem}"}
+        with tempfile.TemporaryDirectory() as tmp:
+            pieces, pos = [], 0
+            found = list(BLOCK.finditer(text))
+            for k, m in enumerate(found):
+                if m.group(1) != "python":
+                    continue
+                path = pathlib.Path(tmp) / f"{page.stem}_{k}.py"
+                path.write_text(m.group(2))
+                buf = io.StringIO()
+                with contextlib.redirect_stdout(buf):
+                    exec(compile(m.group(2), str(path), "exec"), namespace)
+                nxt = found[k + 1] if k + 1 < len(found) else None
+                if nxt is not None and nxt.group(1) == "output":
+                    pieces.append(text[pos:nxt.start(2)])
+                    pieces.append(buf.getvalue().rstrip() + "\n")
+                    pos = nxt.end(2)
+            pieces.append(text[pos:])
+        page.write_text("".join(pieces))
+
+
+if __name__ == "__main__":
+    update_pages()

@@ -27,7 +27,8 @@ Loop indices are i64, so that i + p cannot wrap around for n or m close to
 Prefetching (the paper: "within each kernel the same global memory address is
 accessed only once"; SV1b, SV2 and SV3): the edge kernels load everything they
 test into registers first, unconditionally, then test and write.  That makes
-their read counts exact (4 and 5 per edge), not data dependent.
+their read counts exact (4 and 5 per edge), not data dependent, except for
+SV2's one read-back per edge that hooks (see sv2_hook).
 
 The kernel ``sv1_shortcut_mark_fused`` is the *wrong* step 1 the paper warns
 about (shortcutting and marking in one kernel under striding).  It exists only

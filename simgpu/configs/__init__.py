@@ -501,6 +501,12 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>", key: str = "
     parts["limits"]._check(checker("limits"), parts["gpu"])
     parts["memory"]._check(checker("memory"))
     parts["cache"]._check(checker("cache"))
+    # The coalescing rule follows from the architecture; the key states it for
+    # readers, so it must agree rather than silently not matter.
+    rule = "sector" if parts["gpu"].arch_number >= 20 else "half-warp"
+    if parts["memory"].coalescing != rule:
+        checker("memory")("coalescing", f"{parts['gpu'].arch} coalesces by {rule!r}, "
+                          f"not {parts['memory'].coalescing!r} (the rule follows from gpu.arch)")
     return GPUConfig(**parts, key=key, source=source)
 
 

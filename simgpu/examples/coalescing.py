@@ -3,8 +3,9 @@
 Both kernels copy n words with p threads.  *Striding* hands thread t the
 elements t, t+p, t+2p, ...: at every step a warp's lanes read consecutive
 words, one segment per half-warp.  *Partitioning* hands thread t one
-contiguous chunk: at every step neighbouring lanes are a chunk apart, so each
-lane needs its own transaction.  Same work, same bytes wanted; very different
+contiguous chunk: at every step neighbouring lanes are a chunk apart, so a
+half-warp spreads over many segments (one transaction per lane once a chunk
+is 32 words or more).  Same work, same bytes wanted; very different
 bytes moved and time.
 """
 from simgpu.lang import Array, blockDim, blockIdx, gridDim, i32, kernel, threadIdx

@@ -24,6 +24,7 @@ stale number.  A point whose computation fails is reported, not cached.
 """
 from __future__ import annotations
 
+import concurrent.futures as cf
 import hashlib
 import importlib
 import inspect
@@ -264,9 +265,13 @@ def run_points(points, executor=None, cache: Cache | None = None, progress: Prog
     else:
         # costliest first, so that a pool does not end on one long straggler
         order = sorted(sim, key=lambda p: -p.cost)
-        futures = [(p, executor.submit(compute_point, p)) for p in order]
-        for p, fut in futures:
-            finish(p, fut.result())
+        futures = {executor.submit(compute_point, p): p for p in order}
+        if all(isinstance(f, cf.Future) for f in futures):
+            done = cf.as_completed(futures)       # cache each point as soon as it is done
+        else:                                     # other futures (Dask): in order
+            done = iter(futures)
+        for fut in done:
+            finish(futures[fut], fut.result())
     for p in wall:
         finish(p, compute_point(p))
     return results

@@ -87,6 +87,7 @@ class MemorySystem:
         self.atomic_latency = config.atomics.global_atomic_latency_cycles
         self.same_address = config.atomics.same_address_serialization_cycles
         self.parts = [Partition(i, self.banks) for i in range(self.n)]
+        self.drained = 0.0        # when the last transaction so far is done (stores too)
         c = config.cache
         self.l2 = l2 if l2 is not None or not c.present else SectorCache(c.l2_bytes, c.sector_bytes)
         if self.l2 is not None:
@@ -134,6 +135,7 @@ class MemorySystem:
                 finish += (self.atomic_latency - self.hit
                            + (max(per_address.values()) - 1) * self.same_address)
             done = max(done, finish + self.half_trip)
+        self.drained = max(self.drained, done)
         return done
 
     def _l2_atomic(self, addresses, sizes, t: float) -> float:
@@ -149,6 +151,7 @@ class MemorySystem:
             start = max(t, self.l2_free[part])
             self.l2_free[part] = start + 32 / self.l2_bytes_per_cycle + (count - 1) * self.same_address
             done = max(done, self.l2_free[part] + self.atomic_latency)
+        self.drained = max(self.drained, done)
         return done
 
     def _serve(self, p: Partition, txns, arrive: float) -> float:

@@ -25,7 +25,7 @@ class TrafficCounter:
             self.shared[acc.kind] += _warps(acc)
             return None
         batch = self.coalesce(acc)
-        c = AccessCounts(instructions=_warps(acc), requests=batch.requests,
+        c = AccessCounts(instructions=_warps(acc), lanes=acc.lanes, requests=batch.requests,
                          transactions=batch.transactions,
                          bytes_requested=acc.lanes * acc.word_size, bytes=batch.bytes)
         self.totals[acc.kind].add(c)

@@ -175,7 +175,9 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
 
     for wc in warp_counters:
         counters.merge(wc)
-    cycles = env.now
+    # A kernel is complete when its stores have reached memory, not only when
+    # its last warp has issued them.
+    cycles = max(env.now, memory.drained)
     overhead_ms = config.issue.kernel_launch_overhead_us / 1e3
     report.cycles = int(round(cycles))
     report.time_ms = cycles / (config.gpu.core_clock_mhz * 1e3) + overhead_ms

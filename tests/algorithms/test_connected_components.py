@@ -121,6 +121,17 @@ def test_bad_options(kw, message):
         cc.label(4, [(0, 1)], **kw)
 
 
+@pytest.mark.parametrize("n", [8, 100, 1000])
+def test_star_with_the_largest_centre_keeps_the_round_bound(n):
+    # Found by hypothesis (n = 8: 8 rounds > 7) when SV2 marked every target
+    # it tried: under the fixed schedule the largest target wins each store,
+    # the other leaves looked non-stagnant and the centre took one per round.
+    # SV2 now marks the target that won (see kernels.sv2_hook).
+    edges = [(leaf, n - 1) for leaf in range(n - 1)]
+    assert check(n, edges).rounds == 2
+    assert check(n, edges, threads=32).rounds <= 3
+
+
 def test_round_bound():
     assert [round_bound(n) for n in (1, 2, 3, 4, 9, 10)] == [2, 3, 4, 5, 7, 7]
     for n in range(2, 3000, 7):

@@ -18,28 +18,8 @@ import simgpu
 
 
 def lane_accesses(kernel, report):
-    """(reads, writes): lane-level global loads and stores of one launch.
-
-    report.by_line holds bytes requested per source line; the kernel's IR says
-    which array (hence which word size) each line loads or stores.  Every line
-    of the SV kernels touches one array, so bytes / word size is exact."""
-    words = {"loads": {}, "stores": {}}
-    for node in ir.walk(kernel.ir):
-        kind = "loads" if isinstance(node, ir.Load) else "stores" if isinstance(node, ir.Store) else None
-        if kind:
-            words[kind].setdefault(node.loc.line, set()).add(node.array.type.elem.itemsize)
-    out = []
-    for kind in ("loads", "stores"):
-        total = 0
-        for line, counts in report.by_line.items():
-            c = counts.get(kind)
-            if c is None or not c.bytes_requested:
-                continue
-            (size,) = words[kind][line]              # one word size per line
-            assert c.bytes_requested % size == 0
-            total += c.bytes_requested // size
-        out.append(total)
-    return tuple(out)
+    """(reads, writes): lane-level global loads and stores of one launch."""
+    return report.loads.lanes, report.stores.lanes
 
 
 def counted(result):

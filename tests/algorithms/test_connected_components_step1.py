@@ -18,7 +18,7 @@ RANDOM_WARPS = dict(engine="warps", schedule="random")
 STEP1 = ("sv1b_mark", "sv1_shortcut_mark_fused")
 
 
-def increasing_paths(warps=12, length=8):
+def increasing_paths(warps=12, length=9):
     """32 paths, one per lane: path c visits `length` of the `warps` warps in
     increasing order (vertex 32 w + c), the warps drawn with KISS.  Round 1
     hooks each path into a chain (every vertex onto its predecessor), so
@@ -70,14 +70,14 @@ def run(n, edges, seed, fused):
 
 def test_fused_step1_is_caught_by_a_random_schedule():
     n, edges = increasing_paths()
-    for seed in range(40):
+    for seed in range(60):
         _, _, violations = run(n, edges, seed, fused=True)
         if violations:
             break
     else:
-        pytest.fail("no random schedule in 40 seeds exposed the fused step 1")
-    # Seed 3 does it (about one seed in ten does): in round 2 a tree that is
-    # not a star leaves the fused kernel without its mark ...
+        pytest.fail("no random schedule in 60 seeds exposed the fused step 1")
+    # Seed 13 is the first to do it (about one seed in eight does): in round 2
+    # a tree that is not a star leaves the fused kernel without its mark ...
     s, kernel, what, _ = violations[0]
     assert (kernel, what) == ("sv1_shortcut_mark_fused", "non-star tree unmarked")
     # ... and step 3 of the same round takes it for a stagnant star and hooks
