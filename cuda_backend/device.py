@@ -85,6 +85,11 @@ class CudaDevice(Device):
             arr = self.cp.asarray(host)
         return DeviceArray(self, arr, int(arr.data.ptr))
 
+    def _allocate_zeros(self, n, dtype):
+        with self.cp.cuda.Device(self.index):
+            arr = self.cp.zeros(n, dtype=dtype)      # on the device: no host array, no copy
+        return DeviceArray(self, arr, int(arr.data.ptr))
+
     def _to_host(self, arr):
         with self.cp.cuda.Device(self.index):
             return self.cp.asnumpy(arr._data)

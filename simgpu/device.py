@@ -76,7 +76,7 @@ class Device(ABC):
             raise ValueError(f"device arrays are one-dimensional; got shape {host.shape} "
                              "(flatten it with .ravel())")
         from_dtype(host.dtype)           # refuses dtypes the kernel language lacks
-        return self._allocate(host.copy())
+        return self._allocate(host)
 
     def empty(self, n: int, dtype) -> DeviceArray:
         return self.zeros(n, dtype)
@@ -85,13 +85,17 @@ class Device(ABC):
         if int(n) < 0:
             raise ValueError(f"array length must be >= 0, not {n}")
         from_dtype(dtype)
-        return self._allocate(np.zeros(int(n), dtype=dtype))
+        return self._allocate_zeros(int(n), np.dtype(dtype))
+
+    def _allocate_zeros(self, n: int, dtype) -> DeviceArray:
+        return self._allocate(np.zeros(n, dtype=dtype))
 
     def full(self, n: int, value, dtype) -> DeviceArray:
         return self.to_device(np.full(int(n), value, dtype=dtype))
 
     @abstractmethod
-    def _allocate(self, host: np.ndarray) -> DeviceArray: ...
+    def _allocate(self, host: np.ndarray) -> DeviceArray:
+        """A new device array holding a copy of ``host`` (which the caller may reuse)."""
 
     @abstractmethod
     def _to_host(self, arr: DeviceArray) -> np.ndarray: ...
@@ -220,9 +224,15 @@ class SimDevice(Device):
         return self.config.gpu.arch
 
     def _allocate(self, host):
+        return self._allocate_fresh(host.copy())
+
+    def _allocate_zeros(self, n, dtype):
+        return self._allocate_fresh(np.zeros(n, dtype=dtype))
+
+    def _allocate_fresh(self, data):
         base = self._next
-        self._next += -(-max(host.nbytes, 1) // ALIGNMENT) * ALIGNMENT
-        return DeviceArray(self, host, base)
+        self._next += -(-max(data.nbytes, 1) // ALIGNMENT) * ALIGNMENT
+        return DeviceArray(self, data, base)
 
     def _to_host(self, arr):
         return arr._data.copy()
