@@ -160,7 +160,7 @@ def run_paper(out="out/paper", size_name: str = "quick", device: str = "sim:gtx2
         jobs = 1
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    cache = Cache(out / "cache", code_version())
+    cache = Cache(out / "cache", code_version(cuda=real))
     points = list(dict.fromkeys(p for k in only for p in EXPERIMENTS[k].plan(ctx)))
     todo = [p for p in points if not cache.path(p).exists()]
     sim_cost = sum(p.cost for p in todo if p.kind != "wall")

@@ -53,7 +53,7 @@ _ROOT = Path(__file__).resolve().parents[2]
 # modules add the source of their compute functions (COMPUTE_CODE), not of their
 # analysis, so that changing a verdict or a table does not recompute the points
 _FINGERPRINT_PATHS = ("simgpu/sim", "simgpu/mem", "simgpu/lang", "simgpu/ir", "simgpu/configs",
-                      "simgpu/device.py", "simgpu/report.py", "algorithms", "cuda_backend")
+                      "simgpu/device.py", "simgpu/report.py", "algorithms")
 
 
 @dataclass(frozen=True)
@@ -86,15 +86,15 @@ class Point:
         return self.experiment + " " + " ".join(f"{k}={v}" for k, v in self.params)
 
 
-def code_version() -> str:
+def code_version(cuda: bool = False) -> str:
     """EXPERIMENT_VERSION and a hash of the sources the numbers depend on: the
     simulator, configs, algorithms, CUDA backend, and the compute functions of
-    the experiment modules (their COMPUTE_CODE)."""
+    the experiment modules (their COMPUTE_CODE); the CUDA backend too for a real GPU."""
     h = hashlib.sha256()
     for module in sorted({spec.split(":")[0] for spec in COMPUTE.values()}):
         for fn in getattr(importlib.import_module(module), "COMPUTE_CODE", ()):
             h.update(inspect.getsource(fn).encode())
-    for rel in _FINGERPRINT_PATHS:
+    for rel in _FINGERPRINT_PATHS + (("cuda_backend",) if cuda else ()):
         path = _ROOT / rel
         files = sorted(path.rglob("*")) if path.is_dir() else [path]
         for f in files:

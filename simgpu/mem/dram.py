@@ -98,13 +98,13 @@ class MemorySystem:
             self.l2_free = [0.0] * self.n
             self.l2_start = (self.l2.hits, self.l2.misses)
 
-    def locate(self, address: int):
-        """(partition, bank, row) of a byte address: interleave chunks round-robin over partitions."""
-        chunk, offset = divmod(address, self.interleave)
-        chunk, part = divmod(chunk, self.n)
-        local = chunk * self.interleave + offset
-        row, bank = divmod(local // self.row_bytes, self.banks)
-        return part, bank, row
+    def locate(self, address):
+        """(partition, bank, row) of byte addresses (an int or a numpy array): interleave
+        chunks round-robin over the partitions, then rows over the banks."""
+        chunk = address // self.interleave
+        local = (chunk // self.n) * self.interleave + address % self.interleave
+        page = local // self.row_bytes
+        return chunk % self.n, page % self.banks, page // self.banks
 
     def access(self, kind: str, addresses, sizes, t: float) -> float:
         """Serve one warp instruction's transactions issued at cycle ``t``; return when its data is back.
@@ -117,9 +117,11 @@ class MemorySystem:
         done = t
         if self.l2 is not None and kind == "atomic":
             return self._l2_atomic(addresses.tolist(), sizes.tolist(), t)
-        for a, s in zip(addresses.tolist(), sizes.tolist()):
-            part, bank, row = self.locate(a)
-            if self.l2 is not None and self.l2.lookup(a):
+        parts, banks, rows = self.locate(addresses)
+        l2 = self.l2
+        for a, s, part, bank, row in zip(addresses.tolist(), sizes.tolist(), parts.tolist(),
+                                          banks.tolist(), rows.tolist()):
+            if l2 is not None and l2.lookup(a):
                 start = max(t, self.l2_free[part])       # an L2 hit: the slice's bandwidth only
                 self.l2_free[part] = start + s / self.l2_bytes_per_cycle
                 done = max(done, self.l2_free[part] + self.l2_latency)   # a round trip
@@ -162,21 +164,28 @@ class MemorySystem:
         p.queue_total += depth
         p.queue_max = max(p.queue_max, depth)
         last = arrive
+        bank_free, open_row, in_flight = p.bank_free, p.open_row, p.in_flight
+        bus_free, busy, hits, moved = p.bus_free, p.busy, 0, 0
+        activate, per_cycle, hit = self.activate, self.bytes_per_cycle, self.hit
         for b, r, s, _ in txns:
-            ready = max(arrive, p.bank_free[b])
-            if p.open_row[b] != r:
-                ready += self.activate                 # precharge + activate the new row
-                p.open_row[b] = r
+            ready = bank_free[b]
+            if ready < arrive:
+                ready = arrive
+            if open_row[b] != r:
+                ready += activate                      # precharge + activate the new row
+                open_row[b] = r
             else:
-                p.row_hits += 1
-            data = s / self.bytes_per_cycle
-            start = max(ready, p.bus_free)
-            p.bus_free = start + data
-            p.bank_free[b] = p.bus_free
-            p.busy += data
-            p.bytes += s
-            last = p.bus_free + self.hit
-            p.in_flight.append(last)
+                hits += 1
+            data = s / per_cycle
+            bus_free = (ready if ready > bus_free else bus_free) + data
+            bank_free[b] = bus_free
+            busy += data
+            moved += s
+            last = bus_free + hit
+            in_flight.append(last)
+        p.bus_free, p.busy = bus_free, busy
+        p.row_hits += hits
+        p.bytes += moved
         p.transactions += len(txns)
         return last
 
