@@ -42,7 +42,7 @@ def draw(fig, path, caption: str) -> None:
            va="bottom", wrap=True)
     # fixed margins: tight_layout measures every tick label and costs seconds per figure
     bars = any(p.kind == "bar" for p in panels)
-    f.subplots_adjust(left=0.08 if len(panels) > 1 else 0.12, right=0.98, top=0.86,
+    f.subplots_adjust(left=0.08 if len(panels) > 1 else 0.15, right=0.98, top=0.86,
                       bottom=0.3 if bars else 0.23, wspace=0.22)
     f.savefig(path, dpi=100)
     plt.close(f)
