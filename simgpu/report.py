@@ -50,7 +50,7 @@ class LaunchReport:
     atomics: AccessCounts = field(default_factory=AccessCounts)
     shared_loads: int = 0                 # warp-level shared-memory instructions
     shared_stores: int = 0
-    by_line: dict = field(default_factory=dict)   # line -> {"loads": AccessCounts, ...}
+    by_line: dict = field(default_factory=dict)   # "file.py:line" -> {"loads": AccessCounts, ...}
     extra: dict = field(default_factory=dict)     # engine-specific figures (queues, ...)
     samples: dict = field(default_factory=dict, repr=False, compare=False)
     # (line, kind) -> the first warp's addresses of that instruction (teaching view)

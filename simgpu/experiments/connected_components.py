@@ -60,28 +60,8 @@ def build_graph(graph: str, m: int, arg, seed: int, components: int = COMPONENTS
 
 
 def lane_accesses(kernel, report) -> tuple:
-    """(reads, writes): lane-level global loads and stores of one launch: the
-    bytes requested by each source line over the word size of the array that
-    line accesses (every line of the SV kernels accesses one array)."""
-    from simgpu.ir import nodes as ir
-    words = {"loads": {}, "stores": {}}
-    for node in ir.walk(kernel.ir):
-        kind = "loads" if isinstance(node, ir.Load) else "stores" if isinstance(node, ir.Store) else None
-        if kind:
-            words[kind].setdefault(node.loc.line, set()).add(node.array.type.elem.itemsize)
-    out = []
-    for kind in ("loads", "stores"):
-        total = 0
-        for line, counts in report.by_line.items():
-            c = counts.get(kind)
-            if c is None or not c.bytes_requested:
-                continue
-            sizes = words[kind].get(line, set())
-            if len(sizes) != 1:
-                raise RuntimeError(f"line {line} of {report.kernel}: word sizes {sizes}")
-            total += c.bytes_requested // next(iter(sizes))
-        out.append(total)
-    return tuple(out)
+    """(reads, writes): lane-level global loads and stores of one launch."""
+    return report.loads.lanes, report.stores.lanes
 
 
 def compute_sim(params: dict, device: str) -> dict:

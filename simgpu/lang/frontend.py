@@ -403,7 +403,18 @@ class FunctionBuilder(ast.NodeVisitor):
         raise self.syntax_error(node, f"name '{name}' is not defined",
                                 "a local must be assigned before it is used")
 
+    def module_attribute(self, node):
+        """The object ``mod.name`` names, where ``mod`` is a module imported by the kernel's file."""
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            mod = self.namespace.get(node.value.id)
+            if inspect.ismodule(mod) and hasattr(mod, node.attr):
+                return getattr(mod, node.attr)
+        return None
+
     def visit_Attribute(self, node):
+        value = self.module_attribute(node)
+        if isinstance(value, (bool, int, float)):   # a module's constant: K.BLOCK
+            return self.visit_Constant(ast.copy_location(ast.Constant(value), node))
         if isinstance(node.value, ast.Name) and node.value.id in SPECIALS:
             if node.attr not in ("x", "y", "z"):
                 raise self.syntax_error(node, f"{node.value.id} has fields x, y and z")
@@ -511,11 +522,15 @@ class FunctionBuilder(ast.NodeVisitor):
         loc = self.loc(node)
         if node.keywords:
             raise self.syntax_error(node, "keyword arguments are not supported in kernels")
-        if not isinstance(node.func, ast.Name):
+        module_attr = self.module_attribute(node.func)
+        if module_attr is not None:                # kernels.put(...): a module's function
+            fname, target = node.func.attr, module_attr
+        elif isinstance(node.func, ast.Name):
+            fname = node.func.id
+            target = self.namespace.get(fname)
+        else:
             raise self.syntax_error(node.func, "only intrinsics, casts and device functions "
                                                "can be called")
-        fname = node.func.id
-        target = self.namespace.get(fname)
         if fname in SCALAR_TYPES or isinstance(target, ScalarType):
             t = SCALAR_TYPES.get(fname) or target
             self.nargs(node, 1)

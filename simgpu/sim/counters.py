@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from ..mem.access import MemoryAccess
+import os
+
 import numpy as np
 
 from ..mem.coalesce import Batch, coalesce_batch
@@ -30,7 +32,8 @@ class TrafficCounter:
                          bytes_requested=acc.lanes * acc.word_size, bytes=batch.bytes)
         self.totals[acc.kind].add(c)
         self.keep_sample(acc)
-        line = self.by_line.setdefault(acc.node.loc.line, {})
+        loc = acc.node.loc
+        line = self.by_line.setdefault(f"{os.path.basename(loc.file)}:{loc.line}", {})
         line.setdefault(acc.kind + "s", AccessCounts()).add(c)
         return batch
 

@@ -142,3 +142,21 @@ def test_device_function_on_a_shared_array(dev):
     rep = dev.launch(K.reverse_in_shared, 2, 64, dev.to_device(a), out)
     assert np.array_equal(out.to_host(), a.reshape(2, 64)[:, ::-1].ravel())
     assert rep.shared_stores == 4 and rep.stores.instructions == 4   # 2 warps x 2 blocks each
+
+
+from simgpu.lang import Array, i32, kernel, threadIdx  # noqa: E402
+
+
+@kernel
+def put_through_other_module(a: Array[i32], out: Array[i32]):
+    K.put(out, threadIdx.x, a[threadIdx.x])
+
+
+def test_per_line_counts_name_the_file(dev):
+    a = dev.to_device(np.arange(32, dtype=np.int32))
+    out = dev.zeros(32, np.int32)
+    rep = dev.launch(put_through_other_module, 1, 32, a, out)
+    keys = set(rep.by_line)
+    assert any(k.startswith("test_kernels.py:") and "loads" in rep.by_line[k] for k in keys)
+    assert any(k.startswith("kernels.py:") and "stores" in rep.by_line[k] for k in keys)
+    assert rep.loads.lanes == rep.stores.lanes == 32
