@@ -206,10 +206,149 @@ def cmd_paper(args):
               progress=not args.no_progress)
 
 
+# --- simgpu rank / cc ----------------------------------------------------------------
+
+def _device_options(p):
+    p.add_argument("--device", default="sim:gtx260", help="sim:gtx260 (default), sim:h100, cuda, ...")
+    p.add_argument("--engine", choices=("lockstep", "timed", "timed-block"), default=None,
+                   help="simulator engine (timed engines report times)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--output", metavar="NPY", help="write the result array (.npy)")
+    p.add_argument("--json", action="store_true")
+
+
+def add_rank(sub):
+    p = sub.add_parser("rank", help="rank a list (or forest of lists) on a device",
+                       formatter_class=_formatter, description="""List ranking: each node's distance to the tail of its list.
+
+examples:
+  simgpu rank --random 100000                       # random splitter on sim:gtx260
+  simgpu rank --random 100000 --method wylie --engine timed-block
+  simgpu rank --input succ.npy --device cuda --output ranks.npy
+  simgpu rank --random 5000 --json""")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--input", metavar="FILE", help="successor array: .npy or text")
+    src.add_argument("--random", type=int, metavar="N", help="a random list of N nodes")
+    p.add_argument("--method", default="random-splitter")
+    p.add_argument("--packing", type=int, default=64, choices=(48, 64))
+    p.add_argument("--splitters", default="random", choices=("random", "even"))
+    p.add_argument("--threads", type=int, default=None)
+    _device_options(p)
+
+
+def cmd_rank(args):
+    from algorithms import generators, list_ranking
+    succ = generators.read_succ(args.input) if args.input else generators.random_list(args.random, args.seed)
+    dev = _engine_device(args)
+    r = list_ranking.rank(succ, method=args.method, device=dev, threads=args.threads,
+                          packing=args.packing, splitters=args.splitters, seed=args.seed)
+    _finish(args, r.ranks, r.launches, {"nodes": len(succ), "method": args.method,
+                                        "tails": int((r.ranks == 0).sum())})
+
+
+def add_cc(sub):
+    p = sub.add_parser("cc", help="label the connected components of a graph on a device",
+                       formatter_class=_formatter, description="""Connected components (Shiloach-Vishkin): each vertex's label is the smallest
+vertex id of its component.
+
+examples:
+  simgpu cc --uniform 10000 40000                  # n vertices, m random edges
+  simgpu cc --rmat 14 --engine timed-block
+  simgpu cc --input graph.mtx --device cuda --output labels.npy""")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--input", metavar="FILE", help="Matrix Market, SNAP edge list or .npy (m, 2)")
+    src.add_argument("--uniform", type=int, nargs=2, metavar=("N", "M"))
+    src.add_argument("--rmat", type=int, metavar="SCALE", help="R-MAT graph, 2^SCALE vertices, 16 edges each")
+    p.add_argument("--method", default="shiloach-vishkin")
+    p.add_argument("--threads", type=int, default=None)
+    _device_options(p)
+
+
+def cmd_cc(args):
+    from algorithms import connected_components, generators
+    if args.input:
+        n, edges = generators.read_edges(args.input)
+    elif args.uniform:
+        n, edges = generators.uniform_random_graph(*args.uniform, seed=args.seed)
+    else:
+        n, edges = generators.rmat_graph(args.rmat, seed=args.seed)
+    r = connected_components.label(n, edges, method=args.method, device=_engine_device(args),
+                                   threads=args.threads, seed=args.seed)
+    _finish(args, r.labels, r.launches, {"vertices": n, "edges": len(edges), "method": args.method,
+                                         "rounds": r.rounds,
+                                         "components": int(len(np.unique(r.labels)))})
+
+
+def _engine_device(args):
+    dev = _device(args.device)
+    if args.engine:
+        if not args.device.startswith("sim:"):
+            raise UserError("--engine applies to simulated devices only")
+        dev.default_engine = args.engine
+    return dev
+
+
+def _finish(args, result, launches, summary):
+    times = [r.time_ms for r in launches if r.time_ms is not None]
+    summary.update(device=args.device, launches=len(launches),
+                   kernel_ms=round(sum(times), 6) if times else None,
+                   load_transactions=sum(r.loads.transactions for r in launches if r.counted),
+                   store_transactions=sum(r.stores.transactions for r in launches if r.counted))
+    if args.output:
+        np.save(args.output, result)
+        summary["output"] = args.output
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return
+    for k, v in summary.items():
+        print(f"{k:20} {v if v is not None else '- (use a timed engine for times)'}")
+
+
+# --- simgpu show-cuda / validate ------------------------------------------------------
+
+def add_show_cuda(sub):
+    p = sub.add_parser("show-cuda", help="print the CUDA C a kernel renders to",
+                       formatter_class=_formatter, description="""Print the CUDA C of a kernel: module:kernel, as in an import.
+
+examples:
+  simgpu show-cuda simgpu.examples.coalescing:copy_striding
+  simgpu show-cuda algorithms.list_ranking.random_splitter:rs3_walk_64""")
+    p.add_argument("target", metavar="MODULE:KERNEL")
+
+
+def cmd_show_cuda(args):
+    import importlib
+    from .lang import Kernel
+    module, _, name = args.target.partition(":")
+    if not name:
+        raise UserError(f"write MODULE:KERNEL, e.g. simgpu.examples.coalescing:copy_striding, "
+                        f"not {args.target!r}")
+    try:
+        obj = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise UserError(f"cannot find {args.target}: {exc}") from None
+    if not isinstance(obj, Kernel):
+        raise UserError(f"{args.target} is not a @kernel")
+    from cuda_backend.render import render
+    print(render(obj))
+
+
+def add_validate(sub):
+    sub.add_parser("validate", help="hold the simulator against a real GPU (needs CuPy, ncu)",
+                   add_help=False, description="Runs python -m cuda_backend.validate; "
+                   "see its --help.")
+
+
+def cmd_validate(args):
+    from cuda_backend.validate import main as validate_main
+    validate_main(args.rest)
+
+
 # --- entry ------------------------------------------------------------------------
 
 COMMANDS = {"devices": (add_devices, cmd_devices), "coalesce": (add_coalesce, cmd_coalesce),
-            "paper": (add_paper, cmd_paper)}
+            "paper": (add_paper, cmd_paper), "rank": (add_rank, cmd_rank), "cc": (add_cc, cmd_cc),
+            "show-cuda": (add_show_cuda, cmd_show_cuda), "validate": (add_validate, cmd_validate)}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -224,7 +363,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
+    if rest and args.command != "validate":        # only validate passes options through
+        parser.parse_args(argv)                     # the usual one-line error, exit 2
+    args.rest = rest
     try:
         COMMANDS[args.command][1](args)
     except (UserError, ValueError, LaunchError, FileNotFoundError) as exc:

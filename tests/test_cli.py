@@ -48,3 +48,26 @@ def test_bad_arguments_exit_2_with_one_line(capsys, argv, text):
     code, out, err = run(capsys, *argv)
     assert code == 2
     assert text in err and err.count("\n") <= 2 and "Traceback" not in err
+
+
+def test_rank_and_cc_commands(capsys, tmp_path):
+    import numpy as np
+    from algorithms import generators
+    from algorithms.list_ranking.sequential import rank_sequential
+    succ = generators.random_forest(2000, 3, seed=4)
+    np.save(tmp_path / "succ.npy", succ)
+    code, out, _ = run(capsys, "rank", "--input", str(tmp_path / "succ.npy"),
+                       "--output", str(tmp_path / "ranks.npy"), "--json")
+    assert code == 0 and json.loads(out)["tails"] == 3
+    assert np.array_equal(np.load(tmp_path / "ranks.npy"), rank_sequential(succ))
+    code, out, _ = run(capsys, "cc", "--uniform", "500", "300", "--engine", "timed-block", "--json")
+    summary = json.loads(out)
+    assert code == 0 and summary["kernel_ms"] > 0 and summary["components"] >= 200
+
+
+def test_show_cuda_prints_the_rendered_kernel(capsys):
+    code, out, _ = run(capsys, "show-cuda", "simgpu.examples.coalescing:copy_striding")
+    assert code == 0
+    assert 'extern "C" __global__ void copy_striding(int32_t* src, int32_t* dst, int32_t n)' in out
+    code, _, err = run(capsys, "show-cuda", "simgpu.examples.coalescing:nothing_here")
+    assert code == 2 and "cannot find" in err
