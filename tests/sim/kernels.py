@@ -13,23 +13,8 @@ def scale_add(a: Array[f32], b: Array[f32], out: Array[f32], alpha: f32, n: i32)
         out[i] = alpha * a[i] + b[i]
 
 
-@kernel
-def copy_striding(src: Array[i32], dst: Array[i32], n: i32):
-    # Consecutive threads touch consecutive words at every step: coalesced.
-    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
-        dst[i] = src[i]
-
-
-@kernel
-def copy_partitioning(src: Array[i32], dst: Array[i32], n: i32):
-    # Each thread copies its own contiguous chunk: neighbours are a chunk apart.
-    t = blockIdx.x * blockDim.x + threadIdx.x
-    threads = gridDim.x * blockDim.x
-    chunk = (n + threads - 1) // threads
-    lo = t * chunk
-    hi = min(lo + chunk, n)
-    for i in range(lo, hi):
-        dst[i] = src[i]
+# The paper's striding and partitioning copies live with the teaching examples.
+from simgpu.examples.coalescing import copy_partitioning, copy_striding  # noqa: E402,F401
 
 
 @kernel
