@@ -18,6 +18,8 @@ import time
 
 import numpy as np
 
+from gpu_timing import algorithm_time, cuda_time
+
 
 def main():
     import cupy as cp
@@ -43,16 +45,7 @@ def main():
     dev = simgpu.get_device("cuda")
     src = cp.arange(2 * m, dtype=cp.int32)
     idx = cp.random.RandomState(2).randint(0, 2 * m, 2 * m, dtype=cp.int32)
-    src[idx]
-    a, b = cp.cuda.Event(), cp.cuda.Event()
-    times = []
-    for _ in range(5):
-        a.record()
-        src[idx]
-        b.record()
-        b.synchronize()
-        times.append(cp.cuda.get_elapsed_time(a, b))
-    gather_ms = float(np.median(times))
+    gather_ms = cuda_time(cp, lambda: src[idx])
     lines = [f"# Connected components on {dev.gpu_name} — benchmarks/gpu_connected_components.py, "
              f"{datetime.date.today()}", "",
              f"Uniform random graph: n = 2^{args.log2n} vertices, m = 2^{args.log2m} edges "
@@ -67,13 +60,8 @@ def main():
         np.minimum.at(first, scipy_labels, np.arange(nv))
         if not np.array_equal(r.labels, first[scipy_labels]):
             raise SystemExit(f"labels differ from scipy's (p = {threads})")
-        k_ms, e2e = [], []
-        for _ in range(3):
-            t0 = time.perf_counter()
-            r = connected_components.label(nv, edges, device=dev, threads=threads)
-            e2e.append((time.perf_counter() - t0) * 1e3)
-            k_ms.append(sum(rep.time_ms for rep in r.launches))
-        k, e = float(np.median(k_ms)), float(np.median(e2e))
+        k, e, r = algorithm_time(lambda: connected_components.label(nv, edges, device=dev,
+                                                                    threads=threads))
         floor = r.rounds * gather_ms
         lines.append(f"| Shiloach-Vishkin on the GPU | {threads:,} | {r.rounds} | {k:.2f} | {e:.1f} | "
                      f"{scipy_ms / e:.0f} (kernels: {scipy_ms / k:.0f}) | {k / floor:.1f} |")

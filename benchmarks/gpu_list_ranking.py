@@ -13,23 +13,10 @@ from __future__ import annotations
 import argparse
 import datetime
 import pathlib
-import time
 
 import numpy as np
 
-
-def cuda_time(cp, fn, repeats=5):
-    """Median CUDA-event time of fn() in ms (after one warm-up call)."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        a, b = cp.cuda.Event(), cp.cuda.Event()
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(cp.cuda.get_elapsed_time(a, b))
-    return float(np.median(times))
+from gpu_timing import algorithm_time, cuda_time
 
 
 def random_list_gpu(cp, n, seed):
@@ -84,16 +71,11 @@ def main():
                                   packing=64, validate=False)      # warm-up + correctness
             if not np.array_equal(r.ranks, expected):
                 raise SystemExit(f"ranks differ from the CuPy peer at n=2^{log2n}, p={threads}")
-            kernel_ms, e2e = [], []
-            for _ in range(3):
-                t0 = time.perf_counter()
-                r = list_ranking.rank(host, method="random-splitter", device=dev,
-                                      threads=threads, packing=64, validate=False)
-                e2e.append((time.perf_counter() - t0) * 1e3)
-                kernel_ms.append(sum(rep.time_ms for rep in r.launches))
-            k = float(np.median(kernel_ms))
+            k, e, _ = algorithm_time(lambda: list_ranking.rank(
+                host, method="random-splitter", device=dev, threads=threads, packing=64,
+                validate=False))
             lines.append(f"| 2^{log2n} | random splitter, 64-bit | {threads:,} | {k:.3f} | "
-                         f"{np.median(e2e):.1f} | {k / gather:.2f} | {peer / k:.1f} |")
+                         f"{e:.1f} | {k / gather:.2f} | {peer / k:.1f} |")
         print("\n".join(lines[-(len(args.threads) + 2):]), flush=True)
     lines += ["", "kernel ms: the sum of the launches' CUDA-event times; end-to-end: "
               "wall time of list_ranking.rank() including host<->device copies; "
