@@ -20,7 +20,7 @@ All times are in SM-clock cycles (the config's ``core_clock_mhz``).
 """
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 
 import numpy as np
 
@@ -116,7 +116,7 @@ class MemorySystem:
         by_part: dict = {}
         done = t
         if self.l2 is not None and kind == "atomic":
-            return self._l2_atomic(addresses.tolist(), sizes.tolist(), t)
+            return self._l2_atomic(addresses.tolist(), t)
         parts, banks, rows = self.locate(addresses)
         l2 = self.l2
         for a, s, part, bank, row in zip(addresses.tolist(), sizes.tolist(), parts.tolist(),
@@ -131,23 +131,17 @@ class MemorySystem:
             finish = self._serve(self.parts[part], txns, arrive)
             if kind == "atomic":
                 # Read-modify-write at the partition; lanes on one address go one by one.
-                per_address: dict = {}
-                for *_, a in txns:
-                    per_address[a] = per_address.get(a, 0) + 1
-                finish += (self.atomic_latency - self.hit
-                           + (max(per_address.values()) - 1) * self.same_address)
+                collisions = max(Counter(a for *_, a in txns).values())
+                finish += self.atomic_latency - self.hit + (collisions - 1) * self.same_address
             done = max(done, finish + self.half_trip)
         self.drained = max(self.drained, done)
         return done
 
-    def _l2_atomic(self, addresses, sizes, t: float) -> float:
+    def _l2_atomic(self, addresses, t: float) -> float:
         """Atomics on GPUs with an L2 are done there (its slices hold the ALUs); lanes on
         one address go one after another at the slice's serialization rate."""
-        per_address: dict = {}
         done = t
-        for a, s in zip(addresses, sizes):
-            per_address[a] = per_address.get(a, 0) + 1
-        for a, count in per_address.items():
+        for a, count in Counter(addresses).items():
             part = (a // self.interleave) % self.n
             self.l2.lookup(a)
             start = max(t, self.l2_free[part])

@@ -181,12 +181,11 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
     overhead_ms = config.issue.kernel_launch_overhead_us / 1e3
     report.cycles = int(round(cycles))
     report.time_ms = cycles / (config.gpu.core_clock_mhz * 1e3) + overhead_ms
-    used = min(geom.blocks, resident * len(sms))
     report.extra = {
         "granularity": granularity,
         "occupancy": round(resident * geom.warps_per_block / config.limits.max_warps_per_sm, 3),
         "blocks_per_sm": resident, "occupancy_limit": limit,
         "sm_issue_utilization": round(sum(s.busy for s in sms) / (cycles * len(sms)), 3) if cycles else 0.0,
-        "active_sms": min(len(sms), used),
+        "active_sms": min(len(sms), geom.blocks),
         **{k: (round(v, 3) if isinstance(v, float) else v) for k, v in memory.summary(cycles).items()},
     }
