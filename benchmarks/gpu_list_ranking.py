@@ -4,7 +4,8 @@ For random lists of n = 2^24 and 2^26 nodes, in one run on one GPU:
   - one random int32 gather of n elements, ``out = src[perm]`` (CuPy): the floor;
   - pointer jumping written with CuPy array operations: the peer a CuPy user writes;
   - simgpu's random splitter (64-bit packing) on the "cuda" device, for several
-    thread counts p: the sum of its kernels' CUDA-event times, and end to end.
+    thread counts p (fixed ones, and n/128 .. n/16 splitters): the sum of its
+    kernels' CUDA-event times, per step RS1..RS5, and end to end.
 All results are checked against each other (the ranks must be identical).
 Run: ``python benchmarks/gpu_list_ranking.py [--log2n 24 26] [--out DIR]``.
 """
@@ -45,14 +46,18 @@ def main():
     from algorithms import list_ranking
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--log2n", type=int, nargs="+", default=[24, 26])
-    p.add_argument("--threads", type=int, nargs="+", default=[16384, 33792, 65536, 135168])
+    p.add_argument("--threads", type=int, nargs="+", default=[33792, 135168],
+                   help="fixed thread counts p (default: %(default)s)")
+    p.add_argument("--per-node", type=int, nargs="+", default=[128, 64, 32, 16],
+                   help="also p = n / each of these (default: %(default)s)")
     p.add_argument("--out", default=None)
     args = p.parse_args()
     dev = simgpu.get_device("cuda")
     lines = [f"# List ranking on {dev.gpu_name} — benchmarks/gpu_list_ranking.py, "
              f"{datetime.date.today()}", "",
-             "| n | what | p | kernel ms | end-to-end ms | vs gather | peer / this |",
-             "|---:|---|---:|---:|---:|---:|---:|"]
+             "| n | what | p | kernel ms | RS1 / RS2 / RS3 / RS4 / RS5 ms | end-to-end ms "
+             "| vs gather | peer / this |",
+             "|---:|---|---:|---:|---|---:|---:|---:|"]
     for log2n in args.log2n:
         n = 1 << log2n
         succ = random_list_gpu(cp, n, seed=log2n)
@@ -61,23 +66,27 @@ def main():
         gather = cuda_time(cp, lambda: src[perm])
         peer_rank = pointer_jumping_cupy(cp, succ)
         peer = cuda_time(cp, lambda: pointer_jumping_cupy(cp, succ), repeats=3)
-        lines.append(f"| 2^{log2n} | random int32 gather (floor) | | {gather:.3f} | | 1.00 | |")
-        lines.append(f"| 2^{log2n} | CuPy pointer jumping (peer) | | | {peer:.3f} | "
+        lines.append(f"| 2^{log2n} | random int32 gather (floor) | | {gather:.3f} | | | 1.00 | |")
+        lines.append(f"| 2^{log2n} | CuPy pointer jumping (peer) | | | | {peer:.3f} | "
                      f"{peer / gather:.1f} | 1.0 |")
         host = cp.asnumpy(succ)
         expected = cp.asnumpy(peer_rank)
-        for threads in args.threads:
+        counts = list(args.threads) + [n // k for k in args.per_node]
+        for threads in counts:
             r = list_ranking.rank(host, method="random-splitter", device=dev, threads=threads,
                                   packing=64, validate=False)      # warm-up + correctness
             if not np.array_equal(r.ranks, expected):
                 raise SystemExit(f"ranks differ from the CuPy peer at n=2^{log2n}, p={threads}")
-            k, e, _ = algorithm_time(lambda: list_ranking.rank(
+            k, e, last = algorithm_time(lambda: list_ranking.rank(
                 host, method="random-splitter", device=dev, threads=threads, packing=64,
                 validate=False))
+            steps = " / ".join(f"{sum(rep.time_ms for rep in last.launches if rep.extra['step'] == s):.3f}"
+                               for s in ("RS1", "RS2", "RS3", "RS4", "RS5"))
             lines.append(f"| 2^{log2n} | random splitter, 64-bit | {threads:,} | {k:.3f} | "
-                         f"{e:.1f} | {k / gather:.2f} | {peer / k:.1f} |")
-        print("\n".join(lines[-(len(args.threads) + 2):]), flush=True)
-    lines += ["", "kernel ms: the sum of the launches' CUDA-event times; end-to-end: "
+                         f"{steps} | {e:.1f} | {k / gather:.2f} | {peer / k:.1f} |")
+        print("\n".join(lines[-(len(counts) + 2):]), flush=True)
+    lines += ["", "kernel ms: the sum of the launches' CUDA-event times (the last of the "
+              "timed runs for the per-step split); end-to-end: "
               "wall time of list_ranking.rank() including host<->device copies; "
               "vs gather: kernel ms / gather ms (the bar: <= 3); peer / this: CuPy "
               "pointer jumping ms / kernel ms (the bar: >= 10)."]

@@ -72,6 +72,8 @@ class CudaDevice(Device):
         self._limits = CudaLimits(props["maxThreadsPerBlock"], tuple(props["maxThreadsDim"]),
                                   tuple(props["maxGridSize"]), props["sharedMemPerBlock"])
         self._modules: dict = {}
+        self._functions: dict = {}      # id(kernel) -> (kernel, compiled function)
+        self._pending: list = []        # (report, start event, end event) not yet timed
         # The bundled config of this card, where there is one: algorithms read its
         # SM count and per-SM limits to size their launches, as on the simulator.
         self.config = _matching_config(self.gpu_name, props)
@@ -92,18 +94,35 @@ class CudaDevice(Device):
 
     def _to_host(self, arr):
         with self.cp.cuda.Device(self.index):
-            return self.cp.asnumpy(arr._data)
+            host = self.cp.asnumpy(arr._data)
+        self._settle()
+        return host
 
     def _copy_from(self, arr, host):
         with self.cp.cuda.Device(self.index):
             arr._data.set(host)
+        self._settle()
 
     def synchronize(self):
         with self.cp.cuda.Device(self.index):
             self.cp.cuda.Device(self.index).synchronize()
+        self._settle()
+
+    def _settle(self):
+        """Fill in the CUDA-event times of the launches made since the last settle."""
+        if not self._pending:
+            return
+        self._pending[-1][2].synchronize()
+        for report, start, end in self._pending:
+            report.time_ms = self.cp.cuda.get_elapsed_time(start, end)
+        self._pending.clear()
 
     def function(self, kernel):
-        """The compiled CuPy function of ``kernel``, cached by a hash of its CUDA source."""
+        """The compiled CuPy function of ``kernel``, cached by a hash of its CUDA source
+        (and by the kernel object, so a launch does not render the kernel again)."""
+        hit = self._functions.get(id(kernel))
+        if hit is not None and hit[0] is kernel:
+            return hit[1]
         from .render import kernel_symbol, render
         source = render(kernel)
         key = hashlib.sha256((self.arch + "\n" + source).encode()).hexdigest()
@@ -112,10 +131,19 @@ class CudaDevice(Device):
                 module = self.cp.RawModule(code=source, backend="nvrtc",
                                            options=("--std=c++17",))
                 self._modules[key] = module.get_function(kernel_symbol(kernel))
+        self._functions[id(kernel)] = (kernel, self._modules[key])
         return self._modules[key]
 
-    def launch(self, kernel, grid, block, *args, **options) -> LaunchReport:
+    def launch(self, kernel, grid, block, *args, sync: bool = False, **options) -> LaunchReport:
         """Launch on the GPU; ``time_ms`` is the kernel's CUDA-event time.
+
+        Launches are asynchronous, as in CUDA: the host returns at once and
+        queues the next launch while this one runs, so the events around a
+        kernel time the kernel and not the host's launch overhead (with a
+        synchronizing launch, every event pair would also hold the few
+        microseconds the host takes to issue the launch).  ``time_ms`` is
+        filled in at the next synchronization: ``to_host``, ``copy_from``,
+        ``synchronize()``, or this launch with ``sync=True``.
 
         Options meant for the simulator (``engine``, ``schedule``, ``seed``)
         are accepted and ignored, so algorithm code runs unchanged here.
@@ -134,10 +162,12 @@ class CudaDevice(Device):
             start.record()
             func(grid, block, tuple(argv))
             end.record()
-            end.synchronize()
-            ms = cp.cuda.get_elapsed_time(start, end)
-        return LaunchReport(kernel=fn.name, device=self.name, grid=grid, block=block,
-                            engine="cuda", time_ms=ms, counted=False)
+        report = LaunchReport(kernel=fn.name, device=self.name, grid=grid, block=block,
+                              engine="cuda", time_ms=None, counted=False)
+        self._pending.append((report, start, end))
+        if sync:
+            self._settle()
+        return report
 
     def __repr__(self):
         return f"<CudaDevice {self.name}: {self.gpu_name}, {self.arch}>"

@@ -10,8 +10,8 @@ sentinel that ends the short list of splitters.
 
   RS1  rs1_init_{64,48}   every node: owner = none                       (n, coalesced)
   RS2  rs2_choose_{64,48} slot k: s = random node (KISS) or given node;
-                          owner[s] = k, local rank 0.  Two slots on one node:
-                          one plain store wins, the loser finds out in RS3
+                          mark s as slot k's splitter.  Two slots on one
+                          node: one plain store wins, the loser finds out in RS3
   RS3  rs3_walk_{64,48}   slot k: if owner[s] is still k, walk from s along
                           succ writing owner = k and local rank 1, 2, ...
                           until a node that has an owner (the next splitter,
@@ -24,7 +24,11 @@ sentinel that ends the short list of splitters.
                           (weight 0, pointing to itself) ends every chain,
                           so slot k gets Q = the number of nodes from its
                           splitter to its tail; sp_rank[k] = Q - 1 is the
-                          splitter's rank
+                          splitter's rank.  Above SINGLE_BLOCK_SLOTS slots
+                          (more splitters than the paper ever used) one
+                          block is the bottleneck, and RS4 is instead
+                          wylie_jump launched ceil(log2(r + 1)) times over
+                          the slot words, then rs4_splitter_ranks
   RS5  rs5_final_{64,48}  every node: rank = sp_rank[owner] - local rank   (n, coalesced)
 
 Direction: local ranks grow along the list away from the splitter, ranks
@@ -32,11 +36,21 @@ shrink toward the tail, so a node d links after its splitter has rank
 rank(splitter) - d.
 
 Packing
-  64: one int64 word per node, owner << 32 | local rank (none = -1).  RS3
-      reads succ (32 bits) and the word (64) and writes the word (64): 160
-      bits per node, as in the paper.  RS5 writes the final ranks over the
-      succ buffer (int32 on the device, the paper's 32-bit successor array),
-      so no rank array is allocated.
+  64: one 64-bit word per node that first holds the successor and then the
+      node's owner and local rank, so that the walk reads and writes one
+      word per node and RS5 writes the final ranks over it (the paper's
+      "output reusing the succ buffer")::
+
+          before the walk   0                  << 32 | succ    (no owner yet)
+          a splitter        SPLIT | slot       << 32 | succ    (RS2)
+          a walked node     slot               << 32 | local rank  (RS3)
+          after RS5         rank (int64)
+
+      RS1 builds the words from the 32-bit successor array; RS3 reads a
+      node's word (its successor and whether it is a splitter) and writes
+      its owner and local rank over it: 128 bits per node, both in one
+      32-byte sector.  A walk never writes a splitter's word, so a walker
+      that arrives at the next splitter reads its slot undisturbed.
   48: owner in a uint16 array (none = 0xFFFF), local rank in an int32 array
       that RS5 overwrites with the final rank.  RS3 moves 16 + 32 + 32 + 16 =
       96 bits per node.  The owner field holds slot ids 0 .. 65534; the
@@ -48,8 +62,9 @@ Packing
 Every node belongs to exactly one sublist, the one of the nearest splitter
 before it (heads are splitters), and a walk writes only nodes no other walk
 reaches, so RS3 has no race whatever the schedule; the only concurrent
-stores are RS2's collisions, resolved by RS3 reading the owner back after
-the kernel boundary.  Splitter collisions are what "random" costs: they
+stores are RS2's collisions (all of which keep the same successor in the
+low half), resolved by RS3 reading the owner back after the kernel
+boundary.  Splitter collisions are what "random" costs: they
 show up as empty sublists (stats["collisions"]).
 """
 from __future__ import annotations
@@ -59,13 +74,16 @@ import math
 import numpy as np
 
 from algorithms.kiss import kiss_below, kiss_next, kiss_seed_device
-from simgpu.lang import (Array, blockDim, blockIdx, gridDim, i32, i64, kernel, threadIdx, u16,
-                         u32, u64)
+from simgpu.lang import (Array, blockDim, blockIdx, device_function, gridDim, i32, i64, kernel,
+                         threadIdx, u16, u32, u64)
 
-from .wylie import DONE, LOW, block_pointer_jumping, max_rounds
+from .wylie import DONE, LOW, block_pointer_jumping, max_rounds, wylie_jump
 
 NONE16 = 0xFFFF               # 48-bit: owner of a node that has none yet
-NONE64 = -1                   # 64-bit: word of a node that has no owner yet
+SPLIT = 1 << 63               # 64-bit: the word of a splitter (its high half: SPLIT | slot)
+SPLIT_HIGH = 1 << 31          # the same bit in the high half, shifted down
+SLOT_MASK = 0x7FFFFFFF        # the slot in a word's high half, once shifted down
+SINGLE_BLOCK_SLOTS = 16384    # RS4 in one block up to this many slots (the paper's p)
 MAX_THREADS_48 = 16384        # the paper's limit for the 48-bit version
 MAX_SLOTS_48 = NONE16         # owner ids 0 .. 65534
 
@@ -73,9 +91,9 @@ MAX_SLOTS_48 = NONE16         # owner ids 0 .. 65534
 # --- RS1 -------------------------------------------------------------------
 
 @kernel
-def rs1_init_64(own: Array[i64], n: i32):
+def rs1_init_64(succ: Array[i32], word: Array[u64], n: i32):
     for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
-        own[i] = NONE64
+        word[i] = u64(succ[i])                   # high half 0: no owner yet
 
 
 @kernel
@@ -87,7 +105,7 @@ def rs1_init_48(owner: Array[u16], n: i32):
 # --- RS2 -------------------------------------------------------------------
 
 @kernel
-def rs2_choose_64(own: Array[i64], sp_node: Array[i32], spw: Array[u64], kiss: Array[u32],
+def rs2_choose_64(word: Array[u64], sp_node: Array[i32], spw: Array[u64], kiss: Array[u32],
                   given: Array[i32], seed: u64, p: i32, r: i32, n: i32):
     t = blockIdx.x * blockDim.x + threadIdx.x
     if t == 0:
@@ -99,7 +117,7 @@ def rs2_choose_64(own: Array[i64], sp_node: Array[i32], spw: Array[u64], kiss: A
         else:
             s = given[k - p]
         sp_node[k] = s
-        own[s] = i64(k) << 32
+        word[s] = (u64(SPLIT_HIGH | k) << 32) | (word[s] & LOW)    # keeps s's successor
 
 
 @kernel
@@ -121,53 +139,94 @@ def rs2_choose_48(owner: Array[u16], lrank: Array[i32], sp_node: Array[i32], spw
 
 # --- RS3 -------------------------------------------------------------------
 
+@device_function
+def slot_word(nxt: i32, r: i32, length: i32) -> u64:
+    """Slot k's word for RS4: done << 63 | next slot << 32 | sublist length."""
+    return (u64(nxt == r) << 63) | (u64(nxt) << 32) | u64(length)
+
+
+# The walks are one flat loop in which every iteration either takes one step
+# of the current sublist or starts the thread's next slot (k, k + stride, ...):
+# with two nested loops a lane that ends its sublist would idle until the
+# longest walk of its warp ended (sublist lengths are geometric, so a warp's
+# longest is about H_32 ~ 4 times its mean).  With one slot per thread, as in
+# the paper, the two forms do the same steps.
+
 @kernel
-def rs3_walk_64(succ: Array[i32], own: Array[i64], sp_node: Array[i32], spw: Array[u64],
-                r: i32):
-    for k in range(blockIdx.x * blockDim.x + threadIdx.x, r, gridDim.x * blockDim.x):
-        s = sp_node[k]
-        length = 0
-        nxt = r                                  # the sentinel: no next splitter
-        if own[s] == i64(k) << 32:               # slot k won node s in RS2
-            j = s
-            d = 0
-            nx = succ[j]
-            while nx != j:                       # j is not a tail
-                w = own[nx]
-                if w != NONE64:                  # the next splitter
-                    nxt = i32(w >> 32)
-                    break
+def rs3_walk_64(word: Array[u64], sp_node: Array[i32], spw: Array[u64], r: i32):
+    stride = gridDim.x * blockDim.x
+    k = blockIdx.x * blockDim.x + threadIdx.x
+    walking = 0                                  # 1 while slot k's sublist is being walked
+    mine = u64(0)
+    j = 0
+    nx = 0
+    d = 0
+    while k < r:
+        if walking == 0:                         # start slot k
+            s = sp_node[k]
+            w = word[s]
+            if (w >> 32) == u64(SPLIT_HIGH | k):    # slot k won node s in RS2
+                walking = 1
+                mine = u64(k) << 32
+                j = s
+                nx = i32(w & LOW)
+                d = 0
+            else:                                # a loser: empty sublist
+                spw[k] = slot_word(r, r, 0)
+                k += stride
+        elif nx == j:                            # j is a tail
+            spw[k] = slot_word(r, r, d + 1)
+            walking = 0
+            k += stride
+        else:
+            wn = word[nx]
+            if wn >= SPLIT:                      # the next splitter
+                spw[k] = slot_word(i32((wn >> 32) & SLOT_MASK), r, d + 1)
+                walking = 0
+                k += stride
+            else:
                 d += 1
-                own[nx] = (i64(k) << 32) | i64(d)
+                word[nx] = mine | u64(d)         # owner and local rank over the successor
                 j = nx
-                nx = succ[j]
-            length = d + 1
-        spw[k] = (u64(nxt == r) << 63) | (u64(nxt) << 32) | u64(length)
+                nx = i32(wn & LOW)
 
 
 @kernel
 def rs3_walk_48(succ: Array[i32], owner: Array[u16], lrank: Array[i32], sp_node: Array[i32],
                 spw: Array[u64], r: i32):
-    for k in range(blockIdx.x * blockDim.x + threadIdx.x, r, gridDim.x * blockDim.x):
-        s = sp_node[k]
-        length = 0
-        nxt = r
-        if owner[s] == k:
-            j = s
-            d = 0
-            nx = succ[j]
-            while nx != j:
-                o = owner[nx]
-                if o != NONE16:
-                    nxt = i32(o)
-                    break
+    stride = gridDim.x * blockDim.x
+    k = blockIdx.x * blockDim.x + threadIdx.x
+    walking = 0
+    j = 0
+    nx = 0
+    d = 0
+    while k < r:
+        if walking == 0:
+            s = sp_node[k]
+            if owner[s] == k:
+                walking = 1
+                j = s
+                nx = succ[j]
+                d = 0
+            else:
+                spw[k] = slot_word(r, r, 0)
+                k += stride
+        elif nx == j:
+            spw[k] = slot_word(r, r, d + 1)
+            walking = 0
+            k += stride
+        else:
+            o = owner[nx]
+            if o != NONE16:
+                spw[k] = slot_word(i32(o), r, d + 1)
+                walking = 0
+                k += stride
+            else:
                 d += 1
                 owner[nx] = u16(k)
                 lrank[nx] = d
                 j = nx
                 nx = succ[j]
-            length = d + 1
-        spw[k] = (u64(nxt == r) << 63) | (u64(nxt) << 32) | u64(length)
 
 
 # --- RS4 -------------------------------------------------------------------
@@ -184,13 +243,21 @@ def rs4_rank_splitters(spw: Array[u64], sp_rank: Array[i32], flags: Array[i32], 
         flags[3] = rounds
 
 
+@kernel
+def rs4_splitter_ranks(words: Array[u64], sp_rank: Array[i32], m: i32):
+    """After the multi-kernel rounds: sp_rank[k] = Q - 1 from the ranked slot words."""
+    for k in range(blockIdx.x * blockDim.x + threadIdx.x, m, gridDim.x * blockDim.x):
+        sp_rank[k] = i32(words[k] & LOW) - 1
+
+
 # --- RS5 -------------------------------------------------------------------
 
 @kernel
-def rs5_final_64(own: Array[i64], sp_rank: Array[i32], rank: Array[i32], n: i32):
+def rs5_final_64(word: Array[u64], sp_rank: Array[i32], n: i32):
     for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
-        w = own[i]
-        rank[i] = sp_rank[i32(w >> 32)] - i32(w & LOW)
+        w = word[i]
+        local = i32(w & LOW) if w < SPLIT else 0          # a splitter has local rank 0
+        word[i] = u64(i64(sp_rank[i32((w >> 32) & SLOT_MASK)] - local))
 
 
 @kernel
@@ -245,47 +312,73 @@ def run_random_splitter(ctx, succ_d, succ: np.ndarray, heads: np.ndarray, *, p: 
     if packing == 48:
         check_48(p, r, len(heads))
     threads = p
+    # RS3: one thread per slot, as in the paper, up to the threads the device holds
+    # at once; beyond, each walker takes several slots in turn (see rs3_walk_64)
+    walkers = min(r, max(threads, ctx.resident_threads()))
     sp_node = dev.zeros(r, np.int32)
     spw = dev.zeros(2 * (r + 1), np.uint64)
     kiss = dev.zeros(4 * p_rand, np.uint32)
     given_d = dev.to_device(given)
     sp_rank = dev.zeros(r + 1, np.int32)
-    flags = dev.zeros(4, np.int32)
     seed64 = int(seed) % (1 << 64)
+    first = len(ctx.launches)
     if packing == 64:
-        own = dev.empty(n, np.int64)
-        ctx.launch(rs1_init_64, threads, own, n, step="RS1")
-        ctx.launch(rs2_choose_64, threads, own, sp_node, spw, kiss, given_d, seed64, p_rand, r,
+        word = dev.empty(n, np.uint64)
+        ctx.launch(rs1_init_64, threads, succ_d, word, n, step="RS1")
+        ctx.launch(rs2_choose_64, threads, word, sp_node, spw, kiss, given_d, seed64, p_rand, r,
                    n, step="RS2")
-        ctx.launch(rs3_walk_64, threads, succ_d, own, sp_node, spw, r, step="RS3")
+        ctx.launch(rs3_walk_64, walkers, word, sp_node, spw, r, step="RS3")
     else:
         owner = dev.empty(n, np.uint16)
         lrank = dev.empty(n, np.int32)
         ctx.launch(rs1_init_48, threads, owner, n, step="RS1")
         ctx.launch(rs2_choose_48, threads, owner, lrank, sp_node, spw, kiss, given_d, seed64,
                    p_rand, r, n, step="RS2")
-        ctx.launch(rs3_walk_48, threads, succ_d, owner, lrank, sp_node, spw, r, step="RS3")
+        ctx.launch(rs3_walk_48, walkers, succ_d, owner, lrank, sp_node, spw, r, step="RS3")
     lengths = (spw.to_host()[:r] & np.uint64(LOW)).astype(np.int64)   # for stats only
-    ctx.launch(rs4_rank_splitters, ctx.block_threads(r + 1), spw, sp_rank, flags, r + 1,
-               max_rounds(r + 1), step="RS4", one_block=True)
-    f = flags.to_host()
-    rs4_rounds = int(f[3])
-    if f[rs4_rounds % 3]:
-        raise RuntimeError("random-splitter: the list of splitters did not converge (the "
-                           "input is not a forest of lists); rank it with validate=True")
+    rs4_rounds = rank_splitters(ctx, spw, sp_rank, r + 1)
     if packing == 64:
-        ctx.launch(rs5_final_64, threads, own, sp_rank, succ_d, n, step="RS5")
-        ranks = succ_d.to_host().astype(np.int64)        # RS5 wrote over succ
+        ctx.launch(rs5_final_64, threads, word, sp_rank, n, step="RS5")
+        ranks = word.to_host().view(np.int64)            # RS5 wrote the ranks over the words
     else:
         ctx.launch(rs5_final_48, threads, owner, lrank, sp_rank, n, step="RS5")
         ranks = lrank.to_host().astype(np.int64)
-    rs1 = ctx.launches[-5]
+    rs1 = ctx.launches[first]
     stats = sublist_stats(lengths, n, p_rand, len(heads), splitters, p)
     stats.update(threads=p, launched_threads=rs1.grid[0] * rs1.block[0], packing=packing,
                  slots=r, rs4_rounds=rs4_rounds,
                  # the nodes that head a non-empty sublist: collision winners and heads
                  splitter_nodes=sp_node.to_host()[lengths > 0].astype(np.int64))
     return ranks, stats
+
+
+def rank_splitters(ctx, spw, sp_rank, m: int) -> int:
+    """RS4 over the m = r + 1 slot words in spw[0..m) (spw has 2m words); returns the
+    rounds run.  Up to SINGLE_BLOCK_SLOTS slots: the paper's single block.  Beyond:
+    wylie_jump launched max_rounds(m) times, with no host round trip between rounds
+    (a finished word does not change), then one check of the last round's flag."""
+    dev = ctx.device
+    limit = max_rounds(m)
+    if m <= SINGLE_BLOCK_SLOTS:
+        flags = dev.zeros(4, np.int32)
+        ctx.launch(rs4_rank_splitters, ctx.block_threads(m), spw, sp_rank, flags, m, limit,
+                   step="RS4", one_block=True)
+        f = flags.to_host()
+        rounds = int(f[3])
+        unfinished = f[rounds % 3]
+    else:
+        flags = dev.zeros(limit + 1, np.int32)
+        a, b = spw, dev.empty(m, np.uint64)
+        for k in range(limit):
+            ctx.launch(wylie_jump, m, a, b, flags, k + 1, m, step="RS4")
+            a, b = b, a
+        ctx.launch(rs4_splitter_ranks, m, a, sp_rank, m, step="RS4")
+        rounds = limit
+        unfinished = flags.to_host()[limit]
+    if unfinished:
+        raise RuntimeError("random-splitter: the list of splitters did not converge (the "
+                           "input is not a forest of lists); rank it with validate=True")
+    return rounds
 
 
 def harmonic(m: float) -> float:

@@ -230,11 +230,29 @@ def test_random_splitter_kernels_and_reports(packing):
     assert rs3.loads.efficiency < rs5.loads.efficiency
 
 
+@pytest.mark.parametrize("make", [lambda: random_list(50_000, 5),
+                                  lambda: random_forest(50_000, 300, 6)])
+def test_many_splitters_rank_the_splitter_list_with_multi_kernel_pointer_jumping(make):
+    # more slots than one block should rank (SINGLE_BLOCK_SLOTS): RS4 becomes
+    # ceil(log2(r + 1)) wylie_jump launches and one rs4_splitter_ranks
+    from algorithms.list_ranking.random_splitter import SINGLE_BLOCK_SLOTS
+    succ = make()
+    r = LR.rank(succ, threads=SINGLE_BLOCK_SLOTS + 3000, device="sim:h100", seed=2)
+    np.testing.assert_array_equal(r.ranks, rank_sequential(succ))
+    rs4 = [rep for rep in r.launches if rep.extra["step"] == "RS4"]
+    slots = r.stats["slots"] + 1
+    assert [rep.kernel for rep in rs4] == ["wylie_jump"] * (slots.bit_length()) + [
+        "rs4_splitter_ranks"]
+    assert all(rep.grid[0] > 1 for rep in rs4)
+    assert r.stats["rs4_rounds"] == slots.bit_length()
+
+
 def test_rs3_traffic_per_node_matches_the_paper():
-    # 64-bit: per node walked a 32-bit succ read, a 64-bit word read, a 64-bit write
-    # (160 bits); 48-bit: 32-bit succ + 16-bit owner reads, 16 + 32-bit writes (96 bits)
+    # 64-bit: per node walked one 64-bit word read (successor and splitter mark) and
+    # one 64-bit write over it (128 bits); 48-bit: 32-bit succ + 16-bit owner reads,
+    # 16 + 32-bit writes (96 bits)
     succ = random_list(3000, 8)
-    for packing, per_node in ((64, 20), (48, 12)):
+    for packing, per_node in ((64, 16), (48, 12)):
         r = LR.rank(succ, packing=packing, threads=64)
         rs3 = r.launches[2]
         walked = 3000 - r.stats["sublists"]                       # non-splitter nodes
