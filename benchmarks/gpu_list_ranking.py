@@ -2,7 +2,11 @@
 
 For random lists of n = 2^24 and 2^26 nodes, in one run on one GPU:
   - one random int32 gather of n elements, ``out = src[perm]`` (CuPy): the floor;
+  - one random 64-bit scatter of n elements, ``words[perm] = vals``: what writing
+    each node's owner and local rank costs on its own;
   - pointer jumping written with CuPy array operations: the peer a CuPy user writes;
+  - the CPU random splitter (the paper's multi-core baseline), one run each with
+    1, 4 and 16 processes (wall time: it has no kernels);
   - simgpu's random splitter (64-bit packing) on the "cuda" device, for several
     thread counts p (fixed ones, and n/128 .. n/16 splitters): the sum of its
     kernels' CUDA-event times, per step RS1..RS5, and end to end.
@@ -14,6 +18,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import pathlib
+import time
 
 import numpy as np
 
@@ -50,6 +55,9 @@ def main():
                    help="fixed thread counts p (default: %(default)s)")
     p.add_argument("--per-node", type=int, nargs="+", default=[128, 64, 32, 16],
                    help="also p = n / each of these (default: %(default)s)")
+    p.add_argument("--cpu-workers", type=int, nargs="*", default=[1, 4, 16],
+                   help="also time the CPU random splitter with these many processes "
+                        "(default: %(default)s; none: skip)")
     p.add_argument("--out", default=None)
     args = p.parse_args()
     dev = simgpu.get_device("cuda")
@@ -64,9 +72,17 @@ def main():
         src = cp.arange(n, dtype=cp.int32)
         perm = cp.random.RandomState(1).permutation(n).astype(cp.int32)
         gather = cuda_time(cp, lambda: src[perm])
+        words = cp.zeros(n, cp.uint64)
+        vals = cp.arange(n, dtype=cp.uint64)
+
+        def scatter():
+            words[perm] = vals
+        store = cuda_time(cp, scatter)
         peer_rank = pointer_jumping_cupy(cp, succ)
         peer = cuda_time(cp, lambda: pointer_jumping_cupy(cp, succ), repeats=3)
         lines.append(f"| 2^{log2n} | random int32 gather (floor) | | {gather:.3f} | | | 1.00 | |")
+        lines.append(f"| 2^{log2n} | random 64-bit scatter | | {store:.3f} | | | "
+                     f"{store / gather:.2f} | |")
         lines.append(f"| 2^{log2n} | CuPy pointer jumping (peer) | | | | {peer:.3f} | "
                      f"{peer / gather:.1f} | 1.0 |")
         host = cp.asnumpy(succ)
@@ -84,12 +100,24 @@ def main():
                                for s in ("RS1", "RS2", "RS3", "RS4", "RS5"))
             lines.append(f"| 2^{log2n} | random splitter, 64-bit | {threads:,} | {k:.3f} | "
                          f"{steps} | {e:.1f} | {k / gather:.2f} | {peer / k:.1f} |")
-        print("\n".join(lines[-(len(counts) + 2):]), flush=True)
+        for workers in args.cpu_workers:
+            t0 = time.perf_counter()
+            r = list_ranking.rank(host, method="cpu-random-splitter", workers=workers,
+                                  validate=False)
+            wall = (time.perf_counter() - t0) * 1e3
+            if not np.array_equal(r.ranks, expected):
+                raise SystemExit(f"CPU ranks differ from the CuPy peer at n=2^{log2n}")
+            lines.append(f"| 2^{log2n} | CPU random splitter, {workers} processes | "
+                         f"{r.stats['threads']:,} | | | {wall:.1f} | {wall / gather:.0f} | "
+                         f"{peer / wall:.2f} |")
+        print("\n".join(lines[-(len(counts) + 3 + len(args.cpu_workers)):]), flush=True)
     lines += ["", "kernel ms: the sum of the launches' CUDA-event times (the last of the "
               "timed runs for the per-step split); end-to-end: "
               "wall time of list_ranking.rank() including host<->device copies; "
               "vs gather: kernel ms / gather ms (the bar: <= 3); peer / this: CuPy "
-              "pointer jumping ms / kernel ms (the bar: >= 10)."]
+              "pointer jumping ms / kernel ms (the bar: >= 10).  The scatter ``words[perm] = "
+              "vals`` (one random 64-bit store per element) is what RS3's walk must also "
+              "do once per node, on top of its one dependent random read per node."]
     text = "\n".join(lines)
     print(text)
     if args.out:

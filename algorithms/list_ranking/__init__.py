@@ -19,7 +19,8 @@ Methods (METHODS):
                         (random_splitter.py); packing=64 or 48,
                         splitters="random" or "even"
   cpu-random-splitter   the random splitter on the host, numpy-vectorized
-                        per step (cpu.py): the paper's CPU baseline
+                        per step, its walk split over ``workers`` processes
+                        (cpu.py): the paper's multi-core CPU baseline
 
 Validation (validate=True, O(n)): the input must be a 1-D integer array with
 n < 2^31 (node ids are int32 on the device), every successor in [0, n), no
@@ -159,7 +160,8 @@ def _as_succ(succ, validate: bool) -> np.ndarray:
 
 def rank(succ, method: str = "random-splitter", device="sim:gtx260", threads: int | None = None,
          packing: int = 64, splitters: str = "random", seed: int = 0, validate: bool = True,
-         launch_options: dict | None = None, block: int = 256) -> RankResult:
+         launch_options: dict | None = None, block: int = 256,
+         workers: int | None = None) -> RankResult:
     """Rank the forest of lists ``succ`` with ``method`` (see the module docstring).
 
     device: a name ("sim:gtx260", "sim:h100", ...) or a Device.  threads:
@@ -167,6 +169,7 @@ def rank(succ, method: str = "random-splitter", device="sim:gtx260", threads: in
     splitter).  splitters: "random" or "even" (random splitter).  seed: KISS
     seed of the random splitters.  validate: check the input first (O(n)).
     launch_options: keyword options of every Device.launch.  block: threads per block.
+    workers: processes of cpu-random-splitter (None: every core this process may use).
     """
     if method not in METHODS:
         extra = (" ('sequential-compiled' needs numba)"
@@ -178,6 +181,8 @@ def rank(succ, method: str = "random-splitter", device="sim:gtx260", threads: in
         raise ValueError(f"splitters must be 'random' or 'even', not {splitters!r}")
     if threads is not None and (isinstance(threads, bool) or int(threads) < 1):
         raise ValueError(f"threads must be a positive integer, not {threads!r}")
+    if workers is not None and (isinstance(workers, bool) or int(workers) < 1):
+        raise ValueError(f"workers must be a positive integer, not {workers!r}")
     if method == "random-splitter" and packing == 48 and threads is not None:
         check_48_threads(int(threads))
     s = _as_succ(succ, validate)
@@ -188,7 +193,7 @@ def rank(succ, method: str = "random-splitter", device="sim:gtx260", threads: in
     if method == "sequential-compiled":
         return RankResult(cpu.rank_sequential_compiled(s))
     if method == "cpu-random-splitter":
-        ranks, stats = cpu.rank_cpu_random_splitter(s, threads, seed)
+        ranks, stats = cpu.rank_cpu_random_splitter(s, threads, seed, workers=workers)
         return RankResult(ranks, [], stats)
 
     ctx = _Context(device, block, launch_options, None if threads is None else int(threads))

@@ -341,3 +341,17 @@ def test_argument_errors():
                         (dict(splitters="odd"), "splitters"), (dict(threads=0), "threads")):
         with pytest.raises(ValueError, match=msg):
             LR.rank(succ, **kwargs)
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_cpu_random_splitter_on_several_processes_matches_the_reference(workers):
+    for succ in (random_list(20_000, 11), random_forest(20_000, 40, 12), random_list(3, 1)):
+        r = LR.rank(succ, method="cpu-random-splitter", workers=workers, seed=5)
+        np.testing.assert_array_equal(r.ranks, rank_sequential(succ))
+        one = LR.rank(succ, method="cpu-random-splitter", workers=1, seed=5)
+        assert r.stats["sublists"] == one.stats["sublists"] and r.stats["max"] == one.stats["max"]
+
+
+def test_cpu_random_splitter_workers_must_be_positive():
+    with pytest.raises(ValueError, match="workers must be a positive integer"):
+        LR.rank(random_list(10, 1), method="cpu-random-splitter", workers=0)
