@@ -182,7 +182,15 @@ examples:
   simgpu paper --quick                          # small sizes, a few minutes
   simgpu paper --quick --jobs 2 --out out/paper
   simgpu paper --device sim:h100                # full sizes: prints an estimate first
-  simgpu paper --device cuda                    # CUDA-event times on the real GPU""")
+  simgpu paper --device cuda                    # CUDA-event times on the real GPU
+  simgpu paper --scheduler tcp://host:8786      # the simulated points on a Dask cluster
+
+--scheduler sends the simulated points to the workers of a running Dask
+cluster (pip install 'simgpu[dask]' here, on the scheduler and on the
+workers).  The scheduler and every worker must have simgpu installed from
+the same source as this machine (it is checked before any point is sent;
+nothing is uploaded); they need no shared disk: results come back here,
+where the cache, CPU baselines and report are written.""")
     p.add_argument("--quick", action="store_true", help="small sizes (minutes, not hours)")
     p.add_argument("--tiny", action="store_true", help=argparse.SUPPRESS)   # tests: seconds
     p.add_argument("--device", default="sim:gtx260", help="sim:gtx260 (default), sim:h100, "
@@ -193,6 +201,10 @@ examples:
                    help="parallel worker processes for the sweeps (default 1)")
     p.add_argument("--only", default=None, metavar="LIST",
                    help="comma-separated subset: lr (list ranking), cc (connected components)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="run the simulated points on the Dask cluster whose scheduler is at "
+                   "ADDRESS (e.g. tcp://host:8786); its scheduler and workers must have the "
+                   "same simgpu installed; replaces --jobs")
     p.add_argument("--no-progress", action="store_true", help="no progress line")
 
 
@@ -203,7 +215,7 @@ def cmd_paper(args):
     size = "tiny" if args.tiny else "quick" if args.quick else "full"
     only = [x.strip() for x in args.only.split(",") if x.strip()] if args.only else None
     run_paper(out=args.out, size_name=size, device=args.device, jobs=args.jobs, only=only,
-              progress=not args.no_progress)
+              progress=not args.no_progress, scheduler=args.scheduler)
 
 
 # --- simgpu rank / cc ----------------------------------------------------------------

@@ -5,6 +5,7 @@ and writes report.md with a verdict for each of the paper's claims.
 
     from simgpu.experiments import run_paper
     run_paper(out="out/paper", size_name="quick", device="sim:gtx260", jobs=2)
+    run_paper(out="out/paper", size_name="quick", scheduler="tcp://host:8786")   # a Dask cluster
 
 Modules: runner (points, cache, executor, progress), list_ranking and
 connected_components (what to measure and how to judge it), report (tables,
@@ -22,7 +23,8 @@ from pathlib import Path
 
 from . import connected_components, list_ranking
 from .report import write_outputs, write_report, verdict_line
-from .runner import Cache, Progress, code_version, fmt_seconds, host_id, run_points
+from .runner import (Cache, Progress, code_version, connect_dask, dask_threads, fmt_seconds,
+                     host_id, run_points)
 
 __all__ = ["run_paper", "SIZES", "EXPERIMENTS", "CLAIM_IDS"]
 
@@ -137,9 +139,14 @@ def _script(size_name, device, jobs) -> str:
 
 
 def run_paper(out="out/paper", size_name: str = "quick", device: str = "sim:gtx260", jobs: int = 1,
-              only=None, stream=None, progress: bool = True) -> dict:
+              only=None, stream=None, progress: bool = True, scheduler: str | None = None) -> dict:
     """Run the experiments, write tables, figures and report.md into `out`.
-    Returns a summary dict (claims, files, cache hits, elapsed)."""
+    Returns a summary dict (claims, files, cache hits, elapsed).
+
+    scheduler: the address of a Dask scheduler (``tcp://host:8786``): the simulated
+    points then run on that cluster's workers (its scheduler and workers must have
+    the same simgpu installed) instead of local processes, and `jobs` is not used; the wall-clock
+    CPU baselines still run here, and the cache and outputs are written here."""
     stream = stream or sys.stdout
     t0 = time.perf_counter()
     if size_name not in SIZES:
@@ -154,6 +161,9 @@ def run_paper(out="out/paper", size_name: str = "quick", device: str = "sim:gtx2
     real = info["real"]
     ctx = Ctx(device=device, count_device=(device if not real else f"sim:{info['config_key'] or 'gtx260'}"),
               host=host_id(), info=info, sizes=SIZES[size_name], size_name=size_name, real_gpu=real)
+    if scheduler is not None and real:
+        raise ValueError("--scheduler runs simulated devices only: a real GPU's points run on "
+                         "this machine's card (drop --scheduler)")
     if real and jobs > 1:
         print("note: --jobs is set to 1 on a real GPU (parallel points would share the card)",
               file=stream)
@@ -165,24 +175,39 @@ def run_paper(out="out/paper", size_name: str = "quick", device: str = "sim:gtx2
     todo = [p for p in points if not cache.path(p).exists()]
     sim_cost = sum(p.cost for p in todo if p.kind != "wall")
     wall_cost = sum(p.cost for p in todo if p.kind == "wall")
-    est = sim_cost / min(jobs, os.cpu_count() or 1) + wall_cost + 2
+    client = None
+    if scheduler is not None:
+        if jobs > 1:
+            print("note: --jobs is not used with --scheduler (the cluster's workers run the "
+                  "points)", file=stream)
+        client = connect_dask(scheduler, cache.version)
+        parallel = dask_threads(client)
+        where = (f"on the Dask cluster at {scheduler} ({len(client.nthreads())} workers, "
+                 f"{parallel} threads)")
+    else:
+        parallel = min(jobs, os.cpu_count() or 1)
+        where = f"with --jobs {jobs}"
+    est = sim_cost / parallel + wall_cost + 2
     print(f"simgpu paper ({size_name}) on {device} ({info['gpu_name']}): {len(points)} points, "
           f"{len(points) - len(todo)} cached; estimated time ~{fmt_seconds(est)} "
-          f"with --jobs {jobs} (cache version {cache.version})", file=stream, flush=True)
+          f"{where} (cache version {cache.version})", file=stream, flush=True)
     bar = Progress(len(points), sum(p.cost for p in todo), "simgpu paper", enabled=progress)
     errors: dict = {}
-    executor = ProcessPoolExecutor(jobs) if jobs > 1 else None
+    executor = client if client is not None else ProcessPoolExecutor(jobs) if jobs > 1 else None
     try:
         results = run_points(points, executor, cache, bar, errors)
     finally:
         bar.close()
-        if executor is not None:
+        if client is not None:
+            client.close()              # releases the futures: the cluster drops what is left
+        elif executor is not None:
             executor.shutdown(cancel_futures=True)
     sections = [s for k in only for s in EXPERIMENTS[k].analyze(ctx, results)]
 
     from .plots import plotter
     draw = plotter()
-    meta = dict(device=device, date=time.strftime("%Y-%m-%d"), script=_script(size_name, device, jobs),
+    script = _script(size_name, device, 1 if scheduler else jobs)   # the numbers do not depend on it
+    meta = dict(device=device, date=time.strftime("%Y-%m-%d"), script=script,
                 size_name=size_name, host_desc=host_desc(), time_notes=time_notes(ctx, info),
                 device_desc=(f"{info['gpu_name']}, {info['sm_count']} SMs, "
                              + ("CUDA events" if real else "simulated, timed-block engine")))

@@ -11,9 +11,12 @@ it runs on, and its kind:
           so that they do not compete with simulator processes for the cores.
 
 ``run_points(points, executor)`` takes any executor with ``submit(fn, *args)``
-returning futures with ``.result()``: ``concurrent.futures.ProcessPoolExecutor``
-today, a ``dask.distributed.Client`` later (its ``submit`` and futures have the
-same two methods).  ``executor=None`` runs everything inline.
+returning futures with ``.result()``: a ``concurrent.futures.ProcessPoolExecutor``
+(``simgpu paper --jobs N``) or a ``dask.distributed.Client`` (``simgpu paper
+--scheduler ADDRESS``: ``connect_dask`` connects one and checks that its workers
+run the same simgpu source).  ``executor=None`` runs everything inline.  The
+points come back to this process, which alone writes the cache, so the workers
+of a cluster need no shared disk.
 
 The cache: one JSON file per point, ``<out>/cache/<experiment>/<key>.json``,
 where the key is a hash of (experiment, parameters, device, version).  The
@@ -266,12 +269,87 @@ def run_points(points, executor=None, cache: Cache | None = None, progress: Prog
         # costliest first, so that a pool does not end on one long straggler
         order = sorted(sim, key=lambda p: -p.cost)
         futures = {executor.submit(compute_point, p): p for p in order}
-        if all(isinstance(f, cf.Future) for f in futures):
-            done = cf.as_completed(futures)       # cache each point as soon as it is done
-        else:                                     # other futures (Dask): in order
-            done = iter(futures)
-        for fut in done:
-            finish(futures[fut], fut.result())
+        for fut in _as_completed(list(futures)):   # cache each point as soon as it is done
+            try:
+                out = fut.result()
+            except Exception as exc:     # the executor failed (a worker died, ...), not the point
+                first = (str(exc).strip().splitlines() or [""])[0]
+                out = {"ok": False, "error": f"{type(exc).__name__} from the executor: {first}"}
+            finish(futures[fut], out)
     for p in wall:
         finish(p, compute_point(p))
     return results
+
+
+def _as_completed(futures: list):
+    """The futures in the order they finish: concurrent.futures' or Dask's
+    ``as_completed``; other executors' futures in submission order."""
+    if all(isinstance(f, cf.Future) for f in futures):
+        return cf.as_completed(futures)
+    if futures and type(futures[0]).__module__.startswith("distributed"):
+        from distributed import as_completed
+        return as_completed(futures)
+    return iter(futures)
+
+
+DASK_MISSING = ("--scheduler needs dask.distributed, which is not installed: "
+                "pip install 'simgpu[dask]'")
+
+
+def connect_dask(address: str, version: str, timeout: float | None = None):
+    """A ``dask.distributed.Client`` connected to the scheduler at ``address``
+    (``tcp://host:8786``), checked before any point is sent: it has at least one
+    worker, and the scheduler and every worker import simgpu and compute the same
+    code version as this process (so that their numbers may go into this cache).
+    The scheduler needs simgpu too: Dask unpickles the submitted tasks (the points)
+    there.  So the scheduler and each worker must have simgpu installed (the same
+    source: ``pip install -e .`` of the same commit); nothing is uploaded.  Raises
+    ValueError with one line on any failure.
+    timeout (seconds) to connect and to wait for a worker: by default Dask's own
+    setting ``distributed.comm.timeouts.connect`` (30 s unless configured)."""
+    try:
+        import dask.config
+        from dask.utils import parse_timedelta
+        from distributed import Client
+    except ImportError:
+        raise ValueError(DASK_MISSING) from None
+    if timeout is None:
+        timeout = parse_timedelta(dask.config.get("distributed.comm.timeouts.connect"), "s")
+    try:
+        client = Client(address, timeout=timeout)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ValueError(f"cannot reach the Dask scheduler at {address}: "
+                         f"{type(exc).__name__}: {exc}") from None
+    try:
+        try:
+            client.wait_for_workers(1, timeout=timeout)
+        except (TimeoutError, OSError):
+            raise ValueError(f"the Dask scheduler at {address} has no workers "
+                             f"(waited {timeout:g} s)") from None
+        versions = {}
+        for where, call in (("scheduler", client.run_on_scheduler), ("workers", client.run)):
+            try:
+                got = call(code_version)
+            except Exception as exc:            # raised over there: usually no simgpu there
+                msg = str(exc).replace("\n", " ")
+                raise ValueError(f"the Dask {where} at {address} cannot run simgpu "
+                                 f"({type(exc).__name__}: {msg}); install simgpu on the "
+                                 "scheduler and every worker (pip install -e . of the same "
+                                 "source)") from None
+            versions.update(got if where == "workers" else {"the scheduler": got})
+        wrong = {w: v for w, v in versions.items() if v != version}
+        if wrong:
+            w, v = next(iter(wrong.items()))
+            raise ValueError(f"{len(wrong)} of {len(versions)} Dask processes (scheduler and "
+                             f"workers) run other simgpu sources than this machine (e.g. {w}: "
+                             f"code version {v}, here {version}); install the same source on "
+                             "the scheduler and every worker")
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
+def dask_threads(client) -> int:
+    """The worker threads of a Dask cluster (points it runs at once)."""
+    return max(1, sum(client.nthreads().values()))
