@@ -18,7 +18,7 @@ import numpy as np
 from .ir.types import ArrayType, ScalarType, from_dtype
 from .lang import Kernel
 from .lang.errors import LaunchError
-from .report import LaunchReport
+from .report import CopyReport, LaunchReport
 
 ALIGNMENT = 256           # cudaMalloc returns 256-byte aligned pointers
 
@@ -211,6 +211,8 @@ class SimDevice(Device):
         # schedules); set it to "timed" or "timed-block" to time whole algorithms.
         self.default_engine: str | None = None
         self.l2 = None                  # the L2's contents, kept across launches
+        # Every host<->device copy, timed over the config's PCIe link (CopyReport).
+        self.copies: list[CopyReport] = []
         if config.cache.present:
             from .mem.dram import SectorCache
             self.l2 = SectorCache(config.cache.l2_bytes, config.cache.sector_bytes)
@@ -223,8 +225,24 @@ class SimDevice(Device):
     def arch(self) -> str:
         return self.config.gpu.arch
 
+    @property
+    def copy_time_ms(self) -> float:
+        """Simulated time of all host<->device copies so far (clear ``copies`` to restart)."""
+        return sum(c.time_ms for c in self.copies)
+
+    def copy_time(self, nbytes: int) -> float:
+        """Milliseconds one copy of ``nbytes`` takes over PCIe: the per-copy latency plus
+        the bytes at the link's bandwidth (the config's pinned-memory figures)."""
+        pcie = self.config.pcie
+        return pcie.latency_us / 1e3 + nbytes / (pcie.bandwidth_gbps * 1e6)
+
+    def _record_copy(self, direction: str, arr: DeviceArray, nbytes: int) -> None:
+        self.copies.append(CopyReport(direction, nbytes, self.copy_time(nbytes), repr(arr)))
+
     def _allocate(self, host):
-        return self._allocate_fresh(host.copy())
+        arr = self._allocate_fresh(host.copy())
+        self._record_copy("host_to_device", arr, host.nbytes)
+        return arr
 
     def _allocate_zeros(self, n, dtype):
         return self._allocate_fresh(np.zeros(n, dtype=dtype))
@@ -235,10 +253,12 @@ class SimDevice(Device):
         return DeviceArray(self, data, base)
 
     def _to_host(self, arr):
+        self._record_copy("device_to_host", arr, arr.nbytes)
         return arr._data.copy()
 
     def _copy_from(self, arr, host):
         arr._data[...] = host
+        self._record_copy("host_to_device", arr, arr.nbytes)
 
     def launch(self, kernel, grid, block, *args, engine: str | None = None,
                schedule: str = "fixed", seed: int = 0) -> LaunchReport:

@@ -30,6 +30,22 @@ class AccessCounts:
 
 
 @dataclass
+class CopyReport:
+    """One host<->device copy on a simulated device, timed over the config's PCIe link:
+    ``pcie.latency_us`` plus bytes / ``pcie.bandwidth_gbps`` (a pinned-memory copy)."""
+
+    direction: str                # "host_to_device" or "device_to_host"
+    bytes: int
+    time_ms: float
+    array: str = ""               # the device array, e.g. "DeviceArray(1000 x int32, ...)"
+
+    @property
+    def gbps(self) -> float:
+        """Achieved bandwidth of the copy, latency included (GB/s)."""
+        return self.bytes / (self.time_ms * 1e6) if self.time_ms else 0.0
+
+
+@dataclass
 class LaunchReport:
     kernel: str
     device: str

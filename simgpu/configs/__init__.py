@@ -264,11 +264,12 @@ class CacheModel:
     l1_line_bytes: int | None = _opt("L1 line size in bytes")
     sector_bytes: int | None = _opt("sector size in bytes")
     l1_latency_cycles: int | None = _opt("cycles of an L1 hit")
+    l1_sets: int | None = _opt("sets of the L1 (its ways follow from its size); default 4")
     l2_bytes: int | None = _opt("L2 size in bytes")
     l2_latency_cycles: int | None = _opt("cycles of an L2 hit")
     l2_bandwidth_gbps: float | None = _opt("L2 bandwidth in GB/s")
 
-    _OPTIONAL_WHEN_PRESENT = ("l2_bandwidth_gbps",)
+    _OPTIONAL_WHEN_PRESENT = ("l2_bandwidth_gbps", "l1_sets")
 
     def _check(self, err) -> None:
         others = [f.name for f in dataclasses.fields(self) if f.name != "present"]
@@ -278,6 +279,9 @@ class CacheModel:
                     err(name, f"missing; required when present = true ({_doc(type(self), name)})")
             if self.l1_line_bytes % self.sector_bytes:
                 err("l1_line_bytes", f"{self.l1_line_bytes} is not a multiple of sector_bytes = {self.sector_bytes}")
+            if self.l1_sets is not None and self.l1_bytes_per_sm < self.l1_sets * self.l1_line_bytes:
+                err("l1_sets", f"{self.l1_sets} sets of {self.l1_line_bytes} B lines do not fit in "
+                               f"l1_bytes_per_sm = {self.l1_bytes_per_sm}")
         else:
             for name in others:
                 if getattr(self, name) is not None:

@@ -10,11 +10,18 @@ free and which row is open, and for the bus when it is free — a reservation
 table, so one warp instruction costs one computation per partition it
 touches rather than one simulation event per byte.
 
-Where the config has caches (the modern GPUs), an L2 of 32-byte sectors
-sits in front of the partitions: a hit is served at the L2's latency and
-bandwidth and never reaches DRAM; a miss goes on to the partition and fills
-the sector.  The L2's contents belong to the device and outlive a launch,
-as on hardware.  (L1 is not modeled: see docs/fidelity.md.)
+Where the config has caches (the modern GPUs; ``simgpu.mem.caches``):
+
+* each SM's **L1** serves global loads: a hit costs the L1's latency; a
+  miss goes on to the L2 and fills its sector.  Stores write through
+  without allocating; atomics bypass it.  The L1 starts empty at every
+  launch (the driver invalidates it between kernels).
+* the **L2** of 32-byte sectors sits in front of the partitions: a hit is
+  served at the L2's latency and its slice's share of the L2 bandwidth; a
+  load miss goes on to the partition and fills the sector; a store
+  allocates its sector dirty (write-back, no fetch); a dirty sector evicted
+  later is written back through its partition's queue (nobody waits for
+  it).  The L2's contents belong to the device and outlive a launch.
 
 All times are in SM-clock cycles (the config's ``core_clock_mhz``).
 """
@@ -23,6 +30,14 @@ from __future__ import annotations
 from collections import Counter, deque
 
 import numpy as np
+
+from .caches import L1Cache, SectorCache
+
+__all__ = ["MemorySystem", "Partition", "SectorCache", "L1Cache", "L1_SETS"]
+
+#: Sets of an L1 when the config does not say: Accel-Sim's l1_assoc
+#: microbenchmark finds 4 sets (of many ways) on every NVIDIA GPU since Kepler.
+L1_SETS = 4
 
 
 class Partition:
@@ -39,38 +54,11 @@ class Partition:
         self.queue_samples = 0
         self.queue_total = 0
         self.queue_max = 0
-
-
-class SectorCache:
-    """A set-associative cache of 32-byte sectors with LRU replacement."""
-
-    WAYS = 16
-
-    def __init__(self, size_bytes: int, sector_bytes: int):
-        self.sector = sector_bytes
-        self.sets = max(1, size_bytes // (sector_bytes * self.WAYS))
-        self.lines: dict = {}                  # set -> list of tags, most recent last
-        self.hits = 0
-        self.misses = 0
-
-    def lookup(self, address: int) -> bool:
-        """True on a hit; on a miss the sector is filled (evicting the LRU one)."""
-        tag = address // self.sector
-        ways = self.lines.setdefault(tag % self.sets, [])
-        if tag in ways:
-            ways.remove(tag)
-            ways.append(tag)
-            self.hits += 1
-            return True
-        if len(ways) == self.WAYS:
-            ways.pop(0)
-        ways.append(tag)
-        self.misses += 1
-        return False
+        self.writebacks = 0                    # of them L2 write-backs
 
 
 class MemorySystem:
-    """The partitions of one GPU, shared by every SM."""
+    """The partitions (and caches) of one GPU for one launch, shared by every SM."""
 
     def __init__(self, config, l2: SectorCache | None = None):
         m = config.memory
@@ -88,15 +76,25 @@ class MemorySystem:
         self.same_address = config.atomics.same_address_serialization_cycles
         self.parts = [Partition(i, self.banks) for i in range(self.n)]
         self.drained = 0.0        # when the last transaction so far is done (stores too)
+        self._chunk_rows = self.row_bytes % self.interleave == 0
+        self._where_cache: dict = {}
         c = config.cache
         self.l2 = l2 if l2 is not None or not c.present else SectorCache(c.l2_bytes, c.sector_bytes)
+        self.l1: list = []
         if self.l2 is not None:
             self.l2_latency = c.l2_latency_cycles
             # each partition's L2 slice serves its share of the L2 bandwidth
             l2_gbps = c.l2_bandwidth_gbps or 2 * m.peak_bandwidth_gbps
             self.l2_bytes_per_cycle = l2_gbps / self.n * cycle_ns
             self.l2_free = [0.0] * self.n
-            self.l2_start = (self.l2.hits, self.l2.misses)
+            self.l2_start = (self.l2.hits, self.l2.misses, self.l2.writebacks)
+            self.l2.evicted.clear()
+            self.clock = self.l2.clock             # this launch's cycle 0 on the L2's clock
+            if c.l1_bytes_per_sm:
+                sets = getattr(c, "l1_sets", None) or L1_SETS
+                self.l1 = [L1Cache(c.l1_bytes_per_sm, c.l1_line_bytes, c.sector_bytes, sets)
+                           for _ in range(config.gpu.sm_count)]
+                self.l1_latency = c.l1_latency_cycles
 
     def locate(self, address):
         """(partition, bank, row) of byte addresses (an int or a numpy array): interleave
@@ -106,27 +104,46 @@ class MemorySystem:
         page = local // self.row_bytes
         return chunk % self.n, page % self.banks, page // self.banks
 
-    def access(self, kind: str, addresses, sizes, t: float) -> float:
-        """Serve one warp instruction's transactions issued at cycle ``t``; return when its data is back.
+    def _where(self, address: int):
+        """:meth:`locate` of one address, remembered per interleave chunk where the
+        chunk decides it (rows a whole number of chunks long, as in every config)."""
+        if not self._chunk_rows:
+            p, b, r = self.locate(address)
+            return int(p), int(b), int(r)
+        chunk = address // self.interleave
+        hit = self._where_cache.get(chunk)
+        if hit is None:
+            if len(self._where_cache) > 1 << 20:
+                self._where_cache.clear()
+            page = (chunk // self.n) * self.interleave // self.row_bytes
+            hit = self._where_cache[chunk] = (chunk % self.n, page % self.banks, page // self.banks)
+        return hit
 
-        A warp instruction has at most 32 transactions, so plain Python beats
-        numpy's per-call overhead here.
+    def access(self, kind: str, addresses, sizes, t: float, sm: int = 0) -> float:
+        """Serve one warp instruction's transactions issued at cycle ``t`` by SM ``sm``;
+        return when its data is back.
+
+        ``addresses`` and ``sizes`` are lists of ints (or int arrays): a warp
+        instruction has at most 32 transactions, so plain Python beats numpy's
+        per-call overhead here.
         """
+        if not isinstance(addresses, list):
+            addresses, sizes = np.asarray(addresses).tolist(), np.asarray(sizes).tolist()
+        if self.l2 is not None:
+            if kind == "atomic":
+                return self._l2_atomic(addresses, t)
+            return self._access_cached(kind, addresses, sizes, t, sm)
         arrive = t + self.half_trip
         by_part: dict = {}
         done = t
-        if self.l2 is not None and kind == "atomic":
-            return self._l2_atomic(addresses.tolist(), t)
-        parts, banks, rows = self.locate(addresses)
-        l2 = self.l2
-        for a, s, part, bank, row in zip(addresses.tolist(), sizes.tolist(), parts.tolist(),
-                                          banks.tolist(), rows.tolist()):
-            if l2 is not None and l2.lookup(a):
-                start = max(t, self.l2_free[part])       # an L2 hit: the slice's bandwidth only
-                self.l2_free[part] = start + s / self.l2_bytes_per_cycle
-                done = max(done, self.l2_free[part] + self.l2_latency)   # a round trip
-                continue
-            by_part.setdefault(part, []).append((bank, row, s, a))
+        where, cache, interleave = self._where, self._where_cache, self.interleave
+        for a, s in zip(addresses, sizes):
+            w = cache.get(a // interleave) or where(a)
+            txns = by_part.get(w[0])
+            if txns is None:
+                by_part[w[0]] = [(w[1], w[2], s, a)]
+            else:
+                txns.append((w[1], w[2], s, a))
         for part, txns in by_part.items():
             finish = self._serve(self.parts[part], txns, arrive)
             if kind == "atomic":
@@ -137,28 +154,131 @@ class MemorySystem:
         self.drained = max(self.drained, done)
         return done
 
+    def _access_cached(self, kind: str, addresses, sizes, t: float, sm: int) -> float:
+        """Loads and stores through the L1 (loads only) and the L2."""
+        load = kind == "load"
+        l1 = self.l1[sm] if load and self.l1 else None
+        l2, l2_free, per_cycle, l2_latency = self.l2, self.l2_free, self.l2_bytes_per_cycle, self.l2_latency
+        clock = self.clock                     # L2 entries hold ready times on the L2's clock
+        where, cache, interleave = self._where, self._where_cache, self.interleave
+        l2_sets, l2_sector, l2_lines = l2.sets, l2.sector, l2.lines
+        done = t
+        by_part: dict = {}
+        misses: list = []                      # (partition, position there, L2 entry, L1 entry, sector)
+        if l1 is not None:
+            l1_hit_at = t + self.l1_latency
+            l1_line, l1_sector, per_line = l1.line, l1.sector, l1.per_line
+            l1_sets, l1_count, l1_ways = l1.sets, l1.set_count, l1.ways
+        line = k = None
+        for a, s in zip(addresses, sizes):
+            if l1 is not None:
+                # L1Cache.find, inlined: the line made most recently used, or allocated.
+                tag = a // l1_line
+                lines = l1_sets[tag % l1_count]
+                line = lines.pop(tag, None)
+                if line is None:
+                    if len(lines) >= l1_ways:
+                        del lines[next(iter(lines))]
+                    line = [None] * per_line
+                lines[tag] = line
+                k = (a // l1_sector) % per_line
+                ready = line[k]
+                if ready is not None:          # an L1 hit (waiting for the data if in flight)
+                    l1.hits += 1
+                    if ready < l1_hit_at:
+                        ready = l1_hit_at
+                    if ready > done:
+                        done = ready
+                    continue
+                l1.misses += 1
+            part, bank, row = cache.get(a // interleave) or where(a)
+            tag = a // l2_sector                   # SectorCache.find, inlined
+            ways = l2_lines.get(tag % l2_sets)
+            entry = ways.pop(tag, None) if ways is not None else None
+            if entry is not None:
+                ways[tag] = entry
+                l2.hits += 1
+            else:
+                l2.misses += 1
+            if entry is not None or not load:
+                # An L2 hit, or a store (write-back L2: it allocates without fetching).
+                start = t if t > l2_free[part] else l2_free[part]
+                l2_free[part] = start + s / per_cycle
+                ready = l2_free[part] + l2_latency           # a round trip
+                if entry is None:
+                    entry = l2.fill(a, clock + ready, True)
+                elif entry[0] - clock > ready:
+                    ready = entry[0] - clock                 # the sector is still on its way
+                if not load:
+                    entry[1] = True
+                if line is not None:
+                    line[k] = ready
+                if ready > done:
+                    done = ready
+                continue
+            txns = by_part.get(part)
+            if txns is None:
+                txns = by_part[part] = []
+            misses.append((part, len(txns), l2.fill(a, 0.0), line, k))
+            txns.append((bank, row, s, a))
+        if by_part:
+            arrive = t + self.half_trip
+            finished = {part: self._serve(self.parts[part], txns, arrive, [])[1]
+                        for part, txns in by_part.items()}
+            for part, i, entry, line, k in misses:
+                ready = finished[part][i] + self.half_trip
+                entry[0] = clock + ready
+                if line is not None:
+                    line[k] = ready
+                if ready > done:
+                    done = ready
+        if l2.evicted:
+            self._write_back(t)
+        self.drained = max(self.drained, done)
+        return done
+
+    def _write_back(self, t: float) -> None:
+        """Queue the dirty sectors the L2 just evicted at their partitions (DRAM writes
+        that nobody waits for)."""
+        by_part: dict = {}
+        for a in self.l2.evicted:
+            part, bank, row = self._where(a)
+            by_part.setdefault(part, []).append((bank, row, self.l2.sector, a))
+        self.l2.evicted.clear()
+        for part, txns in by_part.items():
+            self._serve(self.parts[part], txns, t + self.half_trip, sample=False)
+
     def _l2_atomic(self, addresses, t: float) -> float:
         """Atomics on GPUs with an L2 are done there (its slices hold the ALUs); lanes on
         one address go one after another at the slice's serialization rate."""
         done = t
+        l2 = self.l2
         for a, count in Counter(addresses).items():
             part = (a // self.interleave) % self.n
-            self.l2.lookup(a)
+            l2.lookup(a, write=True)
             start = max(t, self.l2_free[part])
             self.l2_free[part] = start + 32 / self.l2_bytes_per_cycle + (count - 1) * self.same_address
             done = max(done, self.l2_free[part] + self.atomic_latency)
+        if l2.evicted:
+            self._write_back(t)
         self.drained = max(self.drained, done)
         return done
 
-    def _serve(self, p: Partition, txns, arrive: float) -> float:
-        while p.in_flight and p.in_flight[0] <= arrive:
-            p.in_flight.popleft()
-        depth = len(p.in_flight)
-        p.queue_samples += 1
-        p.queue_total += depth
-        p.queue_max = max(p.queue_max, depth)
+    def _serve(self, p: Partition, txns, arrive: float, finishes: list | None = None,
+               sample: bool = True):
+        """Serve ``txns`` [(bank, row, size, address)] arriving at ``arrive``; return when
+        the last is done at the partition (and, given ``finishes``, (last, each one's))."""
+        in_flight = p.in_flight
+        while in_flight and in_flight[0] <= arrive:
+            in_flight.popleft()
+        if sample:
+            depth = len(in_flight)
+            p.queue_samples += 1
+            p.queue_total += depth
+            if depth > p.queue_max:
+                p.queue_max = depth
         last = arrive
-        bank_free, open_row, in_flight = p.bank_free, p.open_row, p.in_flight
+        bank_free, open_row, append = p.bank_free, p.open_row, in_flight.append
         bus_free, busy, hits, moved = p.bus_free, p.busy, 0, 0
         activate, per_cycle, hit = self.activate, self.bytes_per_cycle, self.hit
         for b, r, s, _ in txns:
@@ -176,12 +296,22 @@ class MemorySystem:
             busy += data
             moved += s
             last = bus_free + hit
-            in_flight.append(last)
+            append(last)
+        if finishes is not None:                       # each one's: the deque's last entries
+            end = len(in_flight)
+            finishes += [in_flight[i] for i in range(end - len(txns), end)]
         p.bus_free, p.busy = bus_free, busy
         p.row_hits += hits
         p.bytes += moved
         p.transactions += len(txns)
-        return last
+        if not sample:
+            p.writebacks += len(txns)
+        return last if finishes is None else (last, finishes)
+
+    def finish(self, cycles: float) -> None:
+        """The launch ended at ``cycles``: move the L2's clock past it."""
+        if self.l2 is not None:
+            self.l2.clock = self.clock + cycles
 
     def summary(self, cycles: float) -> dict:
         """Per-partition counts, queue depths and utilization for the report."""
@@ -189,12 +319,16 @@ class MemorySystem:
         samples = sum(p.queue_samples for p in self.parts)
         total_bytes = sum(p.bytes for p in self.parts)
         seconds = cycles / (self.config.gpu.core_clock_mhz * 1e6) if cycles else 0
-        l2 = {}
+        caches = {}
+        if self.l1:
+            hits, misses = sum(c.hits for c in self.l1), sum(c.misses for c in self.l1)
+            caches["l1_hit_rate"] = hits / (hits + misses) if hits + misses else 0.0
         if self.l2 is not None:
             hits, misses = self.l2.hits - self.l2_start[0], self.l2.misses - self.l2_start[1]
-            l2 = {"l2_hit_rate": hits / (hits + misses) if hits + misses else 0.0}
+            caches["l2_hit_rate"] = hits / (hits + misses) if hits + misses else 0.0
+            caches["l2_writebacks"] = self.l2.writebacks - self.l2_start[2]
         return {
-            **l2,
+            **caches,
             "partition_transactions": tx,
             "queue_mean": (sum(p.queue_total for p in self.parts) / samples) if samples else 0.0,
             "queue_max": max(p.queue_max for p in self.parts),

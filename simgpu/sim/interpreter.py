@@ -27,6 +27,11 @@ from .atomics import atomic_update, store_winners
 from .lanes import LaneGroup, union
 from .ops import BINARY, COMPARE, UNARY, LaneFault, convert
 
+try:                    # numpy's C function, without the Python dispatch wrapper (4x faster
+    from numpy._core.multiarray import count_nonzero as _nnz     # on a warp's 32 lanes)
+except ImportError:     # pragma: no cover - other numpy layouts
+    _nnz = np.count_nonzero
+
 
 @dataclass
 class ArrayBinding:
@@ -90,8 +95,13 @@ class Executor:
         self.frame: Frame | None = None
         self.loops: list = []
         self._warps_of = (None, 0)
-        self._exec = {cls: getattr(self, "exec_" + cls.__name__) for cls in ir.STMT_NODES}
-        self._eval = {cls: getattr(self, "eval_" + cls.__name__) for cls in ir.EXPR_NODES}
+        self.single = group.single_warp
+        # Dispatch tables of plain functions, built once per class (an executor is
+        # made per warp by the per-warp engines).
+        cls = type(self)
+        if "_exec_table" not in cls.__dict__:
+            cls._exec_table = {c: getattr(cls, "exec_" + c.__name__) for c in ir.STMT_NODES}
+            cls._eval_table = {c: getattr(cls, "eval_" + c.__name__) for c in ir.EXPR_NODES}
 
     # --- entry ---------------------------------------------------------------
 
@@ -103,6 +113,7 @@ class Executor:
                 frame.vars[p.name] = np.full(self.group.n, scalars[p.name], dtype=p.type.dtype)
         frame.arrays = arrays
         self.frame = frame
+        compile_function(fn)
         idx = np.arange(self.group.n, dtype=np.int64)
         out = yield from self.exec_block(fn.body, idx)
         self.group.exited[out] = True
@@ -117,14 +128,31 @@ class Executor:
 
     def issue(self, idx, node):
         """Count one warp instruction for every warp with lanes in ``idx``."""
-        w = self.warps(idx)
-        self.counters.warp_instructions += w
-        self.counters.thread_instructions += idx.size
+        c = self.counters
+        if self.single:                     # one warp: no need to count them
+            if idx.size:
+                c.warp_instructions += 1
+                c.thread_instructions += idx.size
+            return
+        c.warp_instructions += self.warps(idx)
+        c.thread_instructions += idx.size
 
-    def branch(self, idx, cond, node):
+    def branch(self, idx, cond, node) -> int:
+        """Count a branch of lanes ``idx`` on ``cond``; returns how many lanes take it."""
+        taken = _nnz(cond)
+        c = self.counters
+        if self.single:                     # LaneGroup.split_warps for one warp
+            if idx.size:
+                c.warp_instructions += 1
+                c.thread_instructions += idx.size
+                c.branches += 1
+                if 0 < taken < idx.size:
+                    c.divergent_branches += 1
+            return taken
         self.issue(idx, node)
-        self.counters.branches += self.warps(idx)
-        self.counters.divergent_branches += self.group.split_warps(idx, cond)
+        c.branches += self.warps(idx)
+        c.divergent_branches += self.group.split_warps(idx, cond)
+        return taken
 
     def fault(self, node, what, lanes, hint=None, detail=""):
         lane = int(lanes[0])
@@ -135,21 +163,31 @@ class Executor:
     # --- statements ----------------------------------------------------------
 
     def exec_block(self, stmts, idx):
+        whole = _PURE.get(id(stmts))
+        if whole is not None:
+            return whole(self, idx)
         for s in stmts:
             if idx.size == 0:
                 break
-            idx = yield from self._exec[type(s)](s, idx)
+            f = _PURE.get(id(s))
+            if f is not None:
+                idx = f(self, idx)
+            else:
+                idx = yield from self._exec_table[type(s)](self, s, idx)
         return idx
 
     def exec_Assign(self, s, idx):
-        value = yield from self.eval(s.value, idx)
+        f = _PURE.get(id(s.value))
+        value = f(self, idx) if f is not None else (yield from self._eval_table[type(s.value)](self, s.value, idx))
         self.issue(idx, s)
         self.frame.vars[s.name][idx] = value
         return idx
 
     def exec_Store(self, s, idx):
-        index = yield from self.eval(s.index, idx)
-        value = yield from self.eval(s.value, idx)
+        f = _PURE.get(id(s.index))
+        index = f(self, idx) if f is not None else (yield from self._eval_table[type(s.index)](self, s.index, idx))
+        f = _PURE.get(id(s.value))
+        value = f(self, idx) if f is not None else (yield from self._eval_table[type(s.value)](self, s.value, idx))
         self.issue(idx, s)
         b = self.binding(s.array)
         pos = self.element(s, b, index, idx)
@@ -159,7 +197,7 @@ class Executor:
         else:
             win = store_winners(pos, order)
             b.data[pos[win]] = value[win]
-        yield self.access("store", s, b, idx, index)
+        yield self.access("store", s, b, idx, index, pos)
         return idx
 
     def exec_ExprStmt(self, s, idx):
@@ -167,7 +205,8 @@ class Executor:
         return idx
 
     def exec_If(self, s, idx):
-        cond = yield from self.eval(s.cond, idx)
+        f = _PURE.get(id(s.cond))
+        cond = f(self, idx) if f is not None else (yield from self._eval_table[type(s.cond)](self, s.cond, idx))
         self.branch(idx, cond, s)
         taken, other = idx[cond], idx[~cond]
         out_t = (yield from self.exec_block(s.then, taken)) if taken.size else taken
@@ -178,7 +217,8 @@ class Executor:
         return (yield from self.loop(s, idx, None))
 
     def exec_For(self, s, idx):
-        start = yield from self.eval(s.start, idx)
+        f = _PURE.get(id(s.start))
+        start = f(self, idx) if f is not None else (yield from self._eval_table[type(s.start)](self, s.start, idx))
         self.issue(idx, s)
         self.frame.vars[s.var][idx] = start
         return (yield from self.loop(s, idx, s))
@@ -187,12 +227,14 @@ class Executor:
         active, exits = idx, []
         while True:
             if for_loop is None:
-                cond = yield from self.eval(s.cond, active)
+                f = _PURE.get(id(s.cond))
+                cond = f(self, active) if f is not None else (yield from self._eval_table[type(s.cond)](self, s.cond, active))
             else:
-                cond = yield from self.range_cond(for_loop, active)
-            self.branch(active, cond, s)
-            exits.append(active[~cond])
-            active = active[cond]
+                f = _RANGE.get(id(s))
+                cond = f(self, active) if f is not None else (yield from self.range_cond(for_loop, active))
+            if self.branch(active, cond, s) < active.size:     # else every lane goes on
+                exits.append(active[~cond])
+                active = active[cond]
             if not active.size:
                 break
             loop = Loop()
@@ -202,7 +244,8 @@ class Executor:
             exits.extend(loop.brk)
             active = union([out] + loop.cont, self.group.n)
             if for_loop is not None and active.size:
-                step = yield from self.eval(for_loop.step, active)
+                f = _PURE.get(id(for_loop.step))
+                step = f(self, active) if f is not None else (yield from self._eval_table[type(for_loop.step)](self, for_loop.step, active))
                 self.issue(active, s)
                 v = self.frame.vars[for_loop.var]
                 v[active] = v[active] + step
@@ -210,13 +253,13 @@ class Executor:
 
     def range_cond(self, s, idx):
         v = self.frame.vars[s.var][idx]
-        stop = yield from self.eval(s.stop, idx)
+        f = _PURE.get(id(s.stop))
+        stop = f(self, idx) if f is not None else (yield from self._eval_table[type(s.stop)](self, s.stop, idx))
         if isinstance(s.step, ir.Const):
             return v < stop if s.step.value > 0 else v > stop
-        step = yield from self.eval(s.step, idx)
-        if (step == 0).any():
-            raise self.fault(s, "range() step is zero", idx[step == 0])
-        return np.where(step > 0, v < stop, v > stop)
+        f = _PURE.get(id(s.step))
+        step = f(self, idx) if f is not None else (yield from self._eval_table[type(s.step)](self, s.step, idx))
+        return _range_test(self, s, idx, v, stop, step)
 
     def exec_Break(self, s, idx):
         self.issue(idx, s)
@@ -273,7 +316,10 @@ class Executor:
     # --- expressions -----------------------------------------------------------
 
     def eval(self, e, idx):
-        return (yield from self._eval[type(e)](e, idx))
+        f = _PURE.get(id(e))
+        if f is not None:
+            return f(self, idx)
+        return (yield from self._eval_table[type(e)](self, e, idx))
 
     def eval_Const(self, e, idx):
         return np.full(idx.size, e.value, dtype=e.type.dtype)
@@ -293,13 +339,16 @@ class Executor:
         yield  # pragma: no cover
 
     def eval_Cast(self, e, idx):
-        v = yield from self.eval(e.operand, idx)
+        f = _PURE.get(id(e.operand))
+        v = f(self, idx) if f is not None else (yield from self._eval_table[type(e.operand)](self, e.operand, idx))
         self.issue(idx, e)
         return convert(v, e.type.dtype)
 
     def eval_Binary(self, e, idx):
-        a = yield from self.eval(e.left, idx)
-        b = yield from self.eval(e.right, idx)
+        f = _PURE.get(id(e.left))
+        a = f(self, idx) if f is not None else (yield from self._eval_table[type(e.left)](self, e.left, idx))
+        f = _PURE.get(id(e.right))
+        b = f(self, idx) if f is not None else (yield from self._eval_table[type(e.right)](self, e.right, idx))
         self.issue(idx, e)
         try:
             return BINARY[e.op](a, b)
@@ -307,18 +356,22 @@ class Executor:
             raise self.fault(e, f.what, idx[f.bad], f.hint)
 
     def eval_Unary(self, e, idx):
-        a = yield from self.eval(e.operand, idx)
+        f = _PURE.get(id(e.operand))
+        a = f(self, idx) if f is not None else (yield from self._eval_table[type(e.operand)](self, e.operand, idx))
         self.issue(idx, e)
         return UNARY[e.op](a)
 
     def eval_Compare(self, e, idx):
-        a = yield from self.eval(e.left, idx)
-        b = yield from self.eval(e.right, idx)
+        f = _PURE.get(id(e.left))
+        a = f(self, idx) if f is not None else (yield from self._eval_table[type(e.left)](self, e.left, idx))
+        f = _PURE.get(id(e.right))
+        b = f(self, idx) if f is not None else (yield from self._eval_table[type(e.right)](self, e.right, idx))
         self.issue(idx, e)
         return COMPARE[e.op](a, b)
 
     def eval_Logical(self, e, idx):
-        left = yield from self.eval(e.left, idx)
+        f = _PURE.get(id(e.left))
+        left = f(self, idx) if f is not None else (yield from self._eval_table[type(e.left)](self, e.left, idx))
         self.issue(idx, e)
         # The right side runs only on lanes that still need it, as C's && and ||.
         need = left if e.op.value == "and" else ~left
@@ -328,7 +381,8 @@ class Executor:
         return result
 
     def eval_Select(self, e, idx):
-        cond = yield from self.eval(e.cond, idx)
+        f = _PURE.get(id(e.cond))
+        cond = f(self, idx) if f is not None else (yield from self._eval_table[type(e.cond)](self, e.cond, idx))
         self.issue(idx, e)
         out = np.empty(idx.size, dtype=e.type.dtype)
         if cond.any():
@@ -338,16 +392,20 @@ class Executor:
         return out
 
     def eval_Load(self, e, idx):
-        index = yield from self.eval(e.index, idx)
+        f = _PURE.get(id(e.index))
+        index = f(self, idx) if f is not None else (yield from self._eval_table[type(e.index)](self, e.index, idx))
         self.issue(idx, e)
         b = self.binding(e.array)
-        values = b.data[self.element(e, b, index, idx)]
-        yield self.access("load", e, b, idx, index)
+        pos = self.element(e, b, index, idx)
+        values = b.data[pos]
+        yield self.access("load", e, b, idx, index, pos)
         return values
 
     def eval_Atomic(self, e, idx):
-        index = yield from self.eval(e.index, idx)
-        value = yield from self.eval(e.value, idx)
+        f = _PURE.get(id(e.index))
+        index = f(self, idx) if f is not None else (yield from self._eval_table[type(e.index)](self, e.index, idx))
+        f = _PURE.get(id(e.value))
+        value = f(self, idx) if f is not None else (yield from self._eval_table[type(e.value)](self, e.value, idx))
         compare = (yield from self.eval(e.compare, idx)) if e.compare is not None else None
         self.issue(idx, e)
         b = self.binding(e.array)
@@ -356,7 +414,7 @@ class Executor:
         if order is None:
             order = np.arange(len(pos))
         old = atomic_update(b.data, e.op, pos, value, compare, order)
-        yield self.access("atomic", e, b, idx, index)
+        yield self.access("atomic", e, b, idx, index, pos)
         return old
 
     def eval_Call(self, e, idx):
@@ -384,21 +442,413 @@ class Executor:
     def element(self, node, b: ArrayBinding, index, idx):
         """Storage positions of ``index`` (bounds-checked) for lanes ``idx``."""
         size = b.size
-        bad = (index < 0) | (index >= size) if index.dtype.kind == "i" else index >= size
-        if bad.any():
+        pos = index.astype(np.int64)
+        # One unsigned compare finds negative and too-large indices alike (an
+        # index of a signed type is < 0 exactly when its int64 view as uint64
+        # is >= 2**63 > size; unsigned indices convert without changing value
+        # unless they exceed 2**63, which is out of bounds either way).
+        bad = pos.view(np.uint64) >= size if index.dtype.kind == "i" else index >= size
+        if _nnz(bad):
             lanes = idx[bad]
             where = "shared array" if b.space == "shared" else "array"
             raise self.fault(node, f"index {int(index[bad][0])} is out of bounds for {where} "
                                    f"'{b.name}' of length {size}", lanes,
                              "check the index against the array's length (e.g. 'if i < n:')")
-        pos = index.astype(np.int64)
         if b.space == "shared":
             pos = self.group.block_row[idx] * size + pos
         return pos
 
-    def access(self, kind, node, b: ArrayBinding, idx, index) -> MemoryAccess:
+    def access(self, kind, node, b: ArrayBinding, idx, index, pos=None) -> MemoryAccess:
+        """The record of one memory instruction; ``pos`` (from :meth:`element`) is the
+        int64 index itself for global arrays, which saves converting it again."""
         g = self.group
         word = b.data.dtype.itemsize
-        return MemoryAccess(kind=kind, space=b.space, node=node, array=b.name,
-                            warp=g.warp[idx], lane=g.lane[idx],
-                            address=b.base + index.astype(np.int64) * word, word_size=word)
+        if pos is None or b.space != "global":
+            pos = index.astype(np.int64)
+        address = pos * word
+        address += b.base
+        # MemoryAccess(...) without the frozen dataclass's per-field object.__setattr__
+        # (a third of the cost of a warp's memory instruction in the timed engine).
+        acc = _new_object(MemoryAccess)
+        acc.__dict__.update(kind=kind, space=b.space, node=node, array=b.name,
+                            warp=g.warp[idx], lane=g.lane[idx], address=address, word_size=word)
+        return acc
+
+
+# --- compiled fast paths -----------------------------------------------------------
+#
+# Most of a kernel touches no memory: index arithmetic, comparisons, loop
+# counters, whole device functions such as a random-number generator.  Those
+# parts cannot yield, so running them through the generator methods above
+# only costs time.  They are compiled once per IR node into plain closures
+# ``f(executor, idx)`` that do exactly what the ``eval_*``/``exec_*`` methods
+# do, in the same order (the same counts, the same faults).  Nodes that load,
+# store, use atomics or barriers keep the generator path.
+
+_new_object = object.__new__
+_PURE: dict = {}        # id(node) -> closure, for nodes (and blocks) without memory access
+_SEEN: dict = {}        # id(node) -> node: every node looked at (keeps ids unique)
+_CONST_CACHE_LANES = 1024   # constants of up to this many lanes are built once, read-only
+
+
+def compile_function(fn: ir.Function) -> None:
+    """Compile the memory-free parts of ``fn`` (and of the functions it calls), once."""
+    if id(fn) in _SEEN:
+        return
+    _SEEN[id(fn)] = fn
+    _block(fn.body)
+
+
+def _known(node) -> bool:
+    return _SEEN.get(id(node)) is node
+
+
+def _mark(node, fn):
+    _SEEN[id(node)] = node
+    if fn is not None:
+        _PURE[id(node)] = fn
+    return fn
+
+
+def _block(stmts: tuple):
+    """Closure for a statement block if every statement is memory-free (else None)."""
+    if _known(stmts):
+        return _PURE.get(id(stmts))
+    fns = [_stmt(s) for s in stmts]
+    if any(f is None for f in fns):
+        return _mark(stmts, None)
+
+    def block(ex, idx):
+        for f in fns:
+            if idx.size == 0:
+                break
+            idx = f(ex, idx)
+        return idx
+    return _mark(stmts, block)
+
+
+def _expr(e):
+    if e is None:
+        return None
+    if _known(e):
+        return _PURE.get(id(e))
+    return _mark(e, _make_expr(e))
+
+
+def _stmt(s):
+    if _known(s):
+        return _PURE.get(id(s))
+    return _mark(s, _make_stmt(s))
+
+
+def _make_expr(e):
+    t = type(e)
+    if t is ir.Const:
+        value, dtype, cache = e.value, e.type.dtype, {}
+
+        def const(ex, idx):
+            n = idx.size
+            a = cache.get(n)
+            if a is None:
+                a = np.full(n, value, dtype=dtype)
+                if n > _CONST_CACHE_LANES:
+                    return a
+                a.setflags(write=False)
+                cache[n] = a
+            return a
+        return const
+    if t is ir.Var:
+        name = e.name
+
+        def var(ex, idx):
+            return ex.frame.vars[name][idx]
+        return var
+    if t is ir.Special:
+        if e.name in ("threadIdx", "blockIdx"):
+            key = (e.name, e.dim)
+
+            def special(ex, idx):
+                return ex.group.index[key][idx]
+            return special
+        name, dim, cache = e.name, e.dim, {}
+
+        def uniform(ex, idx):
+            n = idx.size
+            geom = ex.group.geom
+            k = (n, geom.block, geom.grid)
+            a = cache.get(k)
+            if a is None:
+                dims = {"blockDim": geom.block, "gridDim": geom.grid}
+                value = 32 if name == "warp_size" else dims[name]["xyz".index(dim)]
+                a = np.full(n, value, dtype=np.int32)
+                if n > _CONST_CACHE_LANES:
+                    return a
+                a.setflags(write=False)
+                if len(cache) > 256:
+                    cache.clear()
+                cache[k] = a
+            return a
+        return uniform
+    if t is ir.Cast:
+        operand, dtype = _expr(e.operand), e.type.dtype
+        if operand is None:
+            return None
+
+        def cast(ex, idx):
+            v = operand(ex, idx)
+            ex.issue(idx, e)
+            return convert(v, dtype)
+        return cast
+    if t is ir.Binary or t is ir.Compare:
+        left, right = _expr(e.left), _expr(e.right)
+        if left is None or right is None:
+            return None
+        op = BINARY[e.op] if t is ir.Binary else COMPARE[e.op]
+
+        def binary(ex, idx):
+            a = left(ex, idx)
+            b = right(ex, idx)
+            ex.issue(idx, e)
+            try:
+                return op(a, b)
+            except LaneFault as f:
+                raise ex.fault(e, f.what, idx[f.bad], f.hint)
+        return binary
+    if t is ir.Unary:
+        operand, op = _expr(e.operand), UNARY[e.op]
+        if operand is None:
+            return None
+
+        def unary(ex, idx):
+            a = operand(ex, idx)
+            ex.issue(idx, e)
+            return op(a)
+        return unary
+    if t is ir.Logical:
+        left, right = _expr(e.left), _expr(e.right)
+        if left is None or right is None:
+            return None
+        is_and = e.op.value == "and"
+
+        def logical(ex, idx):
+            lv = left(ex, idx)
+            ex.issue(idx, e)
+            need = lv if is_and else ~lv
+            result = lv.copy()
+            if _nnz(need):
+                result[need] = right(ex, idx[need])
+            return result
+        return logical
+    if t is ir.Select:
+        cond, if_true, if_false = _expr(e.cond), _expr(e.if_true), _expr(e.if_false)
+        if cond is None or if_true is None or if_false is None:
+            return None
+        dtype = e.type.dtype
+
+        def select(ex, idx):
+            c = cond(ex, idx)
+            ex.issue(idx, e)
+            out = np.empty(idx.size, dtype=dtype)
+            taken = _nnz(c)
+            if taken:
+                out[c] = if_true(ex, idx[c])
+            if taken < c.size:
+                out[~c] = if_false(ex, idx[~c])
+            return out
+        return select
+    if t is ir.Call:
+        fn = e.function
+        args = [(p.name, a, None) if isinstance(a, ir.ArrayRef) else (p.name, None, _expr(a))
+                for p, a in zip(fn.params, e.args)]
+        if _known(fn):          # recursion (not in the language) or already compiled
+            body = _PURE.get(id(fn.body))
+        else:
+            _SEEN[id(fn)] = fn
+            body = _block(fn.body)
+        if body is None or any(ref is None and f is None for _, ref, f in args):
+            return None
+        returns = fn.return_type is not None
+
+        def call(ex, idx):
+            callee = Frame(fn, ex.group.n)
+            for name, ref, f in args:
+                if ref is not None:
+                    callee.arrays[name] = ex.binding(ref)
+                else:
+                    callee.vars[name][idx] = f(ex, idx)
+            ex.issue(idx, e)
+            caller, loops = ex.frame, ex.loops
+            ex.frame, ex.loops = callee, []
+            try:
+                body(ex, idx)
+            finally:
+                ex.frame, ex.loops = caller, loops
+            return callee.ret[idx] if returns else np.zeros(idx.size, np.int32)
+        return call
+    for part in (getattr(e, "index", None), getattr(e, "value", None), getattr(e, "compare", None)):
+        _expr(part)             # Load, Atomic touch memory; their operands may not
+    return None
+
+
+_UNIFORM: dict = {}     # id(expr) -> expr, for expressions equal on every lane of a launch
+
+
+def _uniform(e) -> bool:
+    """True if ``e`` has one value for every lane of a launch: built from constants,
+    blockDim, gridDim and warp_size only (such as a striding loop's step)."""
+    t = type(e)
+    if t is ir.Const:
+        return True
+    if t is ir.Special:
+        return e.name not in ("threadIdx", "blockIdx")
+    if t is ir.Binary or t is ir.Compare:
+        return _uniform(e.left) and _uniform(e.right)
+    if t is ir.Unary or t is ir.Cast:
+        return _uniform(e.operand)
+    return False
+
+
+_RANGE: dict = {}       # id(For) -> its loop test, where its stop and step touch no memory
+
+
+def _range_cond(s, stop, step):
+    """Executor.range_cond of the for-loop ``s`` as a closure."""
+    var, const_step = s.var, isinstance(s.step, ir.Const)
+    up = const_step and s.step.value > 0
+
+    def cond(ex, idx):
+        v = ex.frame.vars[var][idx]
+        limit = stop(ex, idx)
+        if const_step:
+            return v < limit if up else v > limit
+        return _range_test(ex, s, idx, v, limit, step(ex, idx))
+    return cond
+
+
+def _range_test(ex, s, idx, v, stop, step):
+    """``range()``'s test for a step only known at run time (Executor.range_cond)."""
+    if _UNIFORM.get(id(s)) is s:            # the same step on every lane: one look suffices
+        first = step[0]
+        if first == 0:
+            raise ex.fault(s, "range() step is zero", idx)
+        return v < stop if first > 0 else v > stop
+    zero = step == 0
+    if _nnz(zero):
+        raise ex.fault(s, "range() step is zero", idx[zero])
+    up = step > 0
+    k = _nnz(up)
+    if k == up.size:
+        return v < stop
+    if k == 0:
+        return v > stop
+    return np.where(up, v < stop, v > stop)
+
+
+def _make_stmt(s):
+    t = type(s)
+    if t is ir.Assign:
+        value, name = _expr(s.value), s.name
+        if value is None:
+            return None
+
+        def assign(ex, idx):
+            v = value(ex, idx)
+            ex.issue(idx, s)
+            ex.frame.vars[name][idx] = v
+            return idx
+        return assign
+    if t is ir.ExprStmt:
+        expr = _expr(s.expr)
+        if expr is None:
+            return None
+
+        def expr_stmt(ex, idx):
+            expr(ex, idx)
+            return idx
+        return expr_stmt
+    if t is ir.If:
+        cond, then, orelse = _expr(s.cond), _block(s.then), _block(s.orelse)
+        if cond is None or then is None or orelse is None:
+            return None
+
+        def if_(ex, idx):
+            c = cond(ex, idx)
+            ex.branch(idx, c, s)
+            taken, other = idx[c], idx[~c]
+            out_t = then(ex, taken) if taken.size else taken
+            out_f = orelse(ex, other) if other.size else other
+            return union([out_t, out_f], ex.group.n)
+        return if_
+    if t is ir.While or t is ir.For:
+        body = _block(s.body)
+        if t is ir.While:
+            cond = _expr(s.cond)
+            parts = (cond,)
+        else:
+            start, stop, step = _expr(s.start), _expr(s.stop), _expr(s.step)
+            parts = (start, stop, step)
+            if _uniform(s.step):
+                _UNIFORM[id(s)] = s
+            if stop is not None and step is not None:
+                _RANGE[id(s)] = _range_cond(s, stop, step)
+        if body is None or any(p is None for p in parts):
+            return None
+        if t is ir.For:
+            var, cond = s.var, _RANGE[id(s)]
+
+        def loop(ex, idx):                           # Executor.loop
+            if t is ir.For:
+                first = start(ex, idx)
+                ex.issue(idx, s)
+                ex.frame.vars[var][idx] = first
+            active, exits = idx, []
+            n = ex.group.n
+            while True:
+                c = cond(ex, active)
+                if ex.branch(active, c, s) < active.size:
+                    exits.append(active[~c])
+                    active = active[c]
+                if not active.size:
+                    break
+                frame_loop = Loop()
+                ex.loops.append(frame_loop)
+                out = body(ex, active)
+                ex.loops.pop()
+                exits.extend(frame_loop.brk)
+                active = union([out] + frame_loop.cont, n)
+                if t is ir.For and active.size:
+                    inc = step(ex, active)
+                    ex.issue(active, s)
+                    v = ex.frame.vars[var]
+                    v[active] = v[active] + inc
+            return union(exits, n)
+        return loop
+    if t is ir.Break:
+        def break_(ex, idx):
+            ex.issue(idx, s)
+            ex.loops[-1].brk.append(idx)
+            return idx[:0]
+        return break_
+    if t is ir.Continue:
+        def continue_(ex, idx):
+            ex.issue(idx, s)
+            ex.loops[-1].cont.append(idx)
+            return idx[:0]
+        return continue_
+    if t is ir.Return:
+        value = _expr(s.value) if s.value is not None else None
+        if s.value is not None and value is None:
+            return None
+
+        def return_(ex, idx):
+            if value is not None:
+                ex.frame.ret[idx] = value(ex, idx)
+            ex.issue(idx, s)
+            if ex.frame.fn.is_kernel:
+                ex.group.exited[idx] = True
+            return idx[:0]
+        return return_
+    if t is ir.Store:
+        _expr(s.index)          # the store touches memory; its operands may not
+        _expr(s.value)
+    return None                 # Store, SyncThreads: memory or barriers

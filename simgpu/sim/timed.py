@@ -11,19 +11,25 @@ resumed at its simulated time, so interleavings follow the timing model:
   ALU latency of those instructions has passed (other warps fill the gap);
 * **memory** — a load or atomic goes through the coalescer to the
   partitions (``simgpu.mem.dram``) and the warp sleeps until the last of its
-  transactions is back; a store does not wait.  Shared memory costs its
-  latency only.  ``syncthreads()`` parks the warp until its block arrives.
-  On GPUs with caches an L2 of sectors serves hits before the partitions.
+  transactions is back; a store does not wait.  On GPUs with caches the
+  SM's L1 and the L2 serve hits before the partitions.  Shared memory costs
+  its latency plus the replays of its bank conflicts (``simgpu.mem.banks``).
+  ``syncthreads()`` parks the warp until its block arrives.
+
+One simulation event per warp and memory instruction: the instructions in
+between are charged arithmetically (k x issue cycles, k x ALU latency), and
+a warp that is ready again before anything else is scheduled skips the
+event queue altogether (:meth:`Environment.skip_to`).
 
 Time is counted in SM cycles and reported in milliseconds with the kernel
-launch overhead added.  L1 caches are not modeled (see docs/fidelity.md).
+launch overhead added.
 """
 from __future__ import annotations
 
 import numpy as np
 import simpy
 
-from ..mem.access import MemoryAccess
+from ..mem.banks import bank_layout, bank_passes
 from ..mem.dram import MemorySystem
 from .engines import BarrierPool, shared_bindings
 from .interpreter import Barrier, Counters, Executor
@@ -58,6 +64,105 @@ def estimate_registers(fn) -> int:
     return min(255, 6 + sum(max(1, t.bits // 32) for t in scalars))
 
 
+#: Let a warp that would be the next event anyway go on without the event queue
+#: (results and times are the same either way; tests compare the two).
+SKIP_QUEUE = True
+
+
+class Environment(simpy.Environment):
+    """simpy's environment, plus a short cut for a process that would be next anyway."""
+
+    pending_delay = 0.0
+
+    def skip_to(self, t: float) -> bool:
+        """Advance the clock to ``t`` now if a timeout to ``t`` would be the next event
+        (strictly before every queued one: a tie goes to the queued event, as simpy
+        orders equal times by scheduling order).  The clock takes exactly the value
+        the timeout would give it.  Otherwise remember the delay and return False."""
+        delay = t - self._now
+        at = self._now + delay
+        if not SKIP_QUEUE or self._queue and self._queue[0][0] <= at:
+            self.pending_delay = delay
+            return False
+        self._now = at
+        return True
+
+
+class WarpGroups:
+    """``LaneGroup.warp(geom, block, w, 0, 1)`` for every warp of a block, built from
+    per-launch templates: the thread-dependent arrays are the same in every block
+    (shared, read-only), the block-dependent ones are constants."""
+
+    def __init__(self, geom: Geometry):
+        self.geom = geom
+        self.templates = [LaneGroup.warp(geom, 0, w, 0, 1) for w in range(geom.warps_per_block)]
+        for t in self.templates:
+            for a in (t.tid, t.lane, *(t.index[("threadIdx", d)] for d in "xyz")):
+                a.setflags(write=False)
+
+    def block(self, block: int) -> list:
+        geom = self.geom
+        bx, by, bz = (np.int32(v) for v in geom.block_index(block))
+        first_warp = block * geom.warps_per_block
+        out = []
+        for w, t in enumerate(self.templates):
+            n = t.n
+            g = object.__new__(LaneGroup)
+            g.__dict__.update(t.__dict__)
+            g.block_lin = np.full(n, block, np.int64)
+            g.warp = np.full(n, first_warp + w, np.int64)
+            g.index = {**t.index, ("blockIdx", "x"): np.full(n, bx, np.int32),
+                       ("blockIdx", "y"): np.full(n, by, np.int32),
+                       ("blockIdx", "z"): np.full(n, bz, np.int32)}
+            g.exited = np.zeros(n, dtype=bool)
+            out.append(g)
+        return out
+
+
+class SharedBanks:
+    """Bank conflicts of the shared-memory accesses of one launch (``simgpu.mem.banks``),
+    per warp, with each warp's pattern remembered relative to a 128-byte base."""
+
+    def __init__(self, arch: str):
+        self.arch = arch
+        self.pass_cycles = bank_layout(arch)[2]
+        self.cache: dict = {}
+        self.accesses = 0                    # warp-level shared accesses
+        self.conflicts = 0                   # passes beyond the conflict-free ones
+        self.degree = 1                      # the worst passes / ideal of one access
+
+    def replays(self, acc) -> int:
+        w = acc.warp
+        if not w.size:
+            return 0
+        if w[0] == w[-1]:
+            cuts = [0, w.size]
+        else:
+            cuts = [0, *(np.flatnonzero(w[1:] != w[:-1]) + 1).tolist(), w.size]
+        total = 0
+        for lo, hi in zip(cuts, cuts[1:]):
+            address, lane = acc.address[lo:hi], acc.lane[lo:hi]
+            base = int(address[0]) & ~127    # bank and word identity repeat every 128 B
+            key = (acc.word_size, (address - base).tobytes(), lane.tobytes())
+            hit = self.cache.get(key)
+            if hit is None:
+                if len(self.cache) > 50_000:
+                    self.cache.clear()
+                passes, ideal = bank_passes(address, acc.word_size, self.arch, lane)
+                hit = self.cache[key] = (passes - ideal, -(-passes // ideal))
+            total += hit[0]
+            if hit[1] > self.degree:
+                self.degree = hit[1]
+        self.accesses += len(cuts) - 1
+        self.conflicts += total
+        return total
+
+    def summary(self) -> dict:
+        if not self.accesses:
+            return {}
+        return {"shared_bank_conflicts": self.conflicts, "shared_conflict_degree_max": self.degree}
+
+
 class SM:
     def __init__(self, index: int, config):
         self.index = index
@@ -84,7 +189,7 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
               traffic, report, granularity: str = "warp", l2=None):
     if granularity not in GRANULARITIES:
         raise ValueError(f"timed granularity must be one of {GRANULARITIES}, not {granularity!r}")
-    env = simpy.Environment()
+    env = Environment()
     memory = MemorySystem(config, l2)
     sms = [SM(i, config) for i in range(config.gpu.sm_count)]
     resident, limit = blocks_per_sm(config, geom, fn)
@@ -93,16 +198,28 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
     pending.reverse()                            # pop() hands out block 0 first
     warp_counters: list = []
 
-    def serve(event, issued, ready):
+    banks = SharedBanks(config.gpu.arch)
+    warp_groups = WarpGroups(geom)
+
+    def serve(event, issued, ready, sm: SM):
         """When the issuing warp(s) may go on after ``event``; memory traffic is per warp."""
-        batch = traffic.add(event)
-        if batch is None:                        # shared memory
+        if event.space == "shared":
+            traffic.add(event)
+            replays = banks.replays(event)
+            if replays:
+                # Bank conflicts: the extra passes hold the SM's pipeline (replays) and
+                # the warp waits for the last one.
+                extra = replays * banks.pass_cycles
+                issued = max(issued, sm.issue_free)
+                sm.issue_free = issued + extra
+                sm.busy += extra
+                issued += extra
             return max(ready, issued + shared_latency)
-        bounds = np.flatnonzero(np.diff(batch.txn_warp)) + 1
-        for lo, hi in zip(np.concatenate(([0], bounds)), np.concatenate((bounds, [batch.transactions]))):
-            back = memory.access(event.kind, batch.txn_address[lo:hi], batch.txn_size[lo:hi], issued)
-            if event.kind != "store":            # loads and atomics wait for their data
-                ready = max(ready, back)
+        kind = event.kind
+        for addresses, sizes in traffic.add_timed(event):
+            back = memory.access(kind, addresses, sizes, issued, sm.index)
+            if kind != "store" and back > ready:   # loads and atomics wait for their data
+                ready = back
         return ready
 
     def warp(gen, wc: Counters, sm: SM, block_state, w, warps: int):
@@ -119,11 +236,15 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 yield env.timeout(ready - env.now)
                 block_state.finish(w)
                 return
-            if isinstance(event, MemoryAccess):
-                yield env.timeout(serve(event, issued, ready) - env.now)
-            elif isinstance(event, Barrier):
+            if event.__class__ is Barrier:
                 yield env.timeout(ready - env.now)
                 yield block_state.arrive(w, event)
+                continue
+            # Between two memory accesses a warp touches only its registers: if it is
+            # ready again before anything else is scheduled, nothing can happen in
+            # between, and it goes on without a trip through the event queue.
+            if not env.skip_to(serve(event, issued, ready, sm)):
+                yield env.timeout(env.pending_delay)
 
     class BlockState:
         def __init__(self, block, count):
@@ -154,13 +275,14 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
             # The block's warps run as one lane group, in lockstep with each other.
             groups = [LaneGroup.blocks(geom, block, 1)]
         else:
-            groups = [LaneGroup.warp(geom, block, w, 0, 1) for w in range(geom.warps_per_block)]
+            groups = warp_groups.block(block)
         state = BlockState(block, len(groups))
         for w, group in enumerate(groups):
             wc = Counters()
             warp_counters.append(wc)
             gen = Executor(group, schedule, wc, lockstep=granularity == "block").run(fn, scalars, bindings)
-            env.process(warp(gen, wc, sm, state, w, group.count_warps(np.arange(group.n))))
+            env.process(warp(gen, wc, sm, state, w, 1 if group.single_warp else
+                             group.count_warps(np.arange(group.n))))
         yield state.done
 
     def sm_slot(sm):
@@ -178,6 +300,7 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
     # A kernel is complete when its stores have reached memory, not only when
     # its last warp has issued them.
     cycles = max(env.now, memory.drained)
+    memory.finish(cycles)
     overhead_ms = config.issue.kernel_launch_overhead_us / 1e3
     report.cycles = int(round(cycles))
     report.time_ms = cycles / (config.gpu.core_clock_mhz * 1e3) + overhead_ms
@@ -188,4 +311,5 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
         "sm_issue_utilization": round(sum(s.busy for s in sms) / (cycles * len(sms)), 3) if cycles else 0.0,
         "active_sms": min(len(sms), geom.blocks),
         **{k: (round(v, 3) if isinstance(v, float) else v) for k, v in memory.summary(cycles).items()},
+        **banks.summary(),
     }

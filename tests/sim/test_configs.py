@@ -205,3 +205,13 @@ def test_invalid_toml(tmp_path):
     path = tmp_path / "broken.toml"
     path.write_text("[gpu\nname = 1\n", encoding="utf-8")
     check_error(path, "not valid TOML")
+
+
+def test_l1_sets_is_optional_and_checked(tmp_path):
+    h100 = (BUNDLED / "h100.toml").read_text(encoding="utf-8")
+    assert load_config("h100").cache.l1_sets == 4
+    dropped = write_variant(tmp_path, ("l1_sets", None), text=h100, name="a.toml")
+    assert load_config(dropped).cache.l1_sets is None          # the simulator then uses 4
+    too_many = write_variant(tmp_path, ("l1_sets", "l1_sets = 4096"), text=h100, name="b.toml")
+    with pytest.raises(ConfigError, match="l1_sets"):
+        load_config(too_many)

@@ -46,3 +46,33 @@ def test_single_warp_pattern_cache(arch):
         assert np.array_equal(got.txn_address, want.txn_address)
         assert np.array_equal(got.txn_size, want.txn_size)
         assert np.array_equal(got.txn_warp, want.txn_warp)
+
+
+@settings(max_examples=300, deadline=None)
+@given(arch=st.sampled_from(["sm_10", "sm_11", "sm_12", "sm_13", "sm_20", "sm_90"]),
+       ws=st.sampled_from([1, 2, 4, 8, 16]), data=st.data())
+def test_python_warp_coalescer_equals_the_batch_coalescer(arch, ws, data):
+    """The timed engines' per-warp coalescer (plain Python) against coalesce_batch."""
+    from simgpu.sim.counters import warp_transactions
+    lanes = sorted(data.draw(st.lists(st.integers(0, 31), min_size=1, max_size=32, unique=True)))
+    kind = data.draw(st.sampled_from(["random", "sequential", "strided", "same"]))
+    first = data.draw(st.integers(0, 400))
+    if kind == "random":
+        words = data.draw(st.lists(st.integers(0, 3000), min_size=len(lanes), max_size=len(lanes)))
+    elif kind == "sequential":
+        words = [first + k for k in lanes]
+    elif kind == "strided":
+        step = data.draw(st.integers(1, 40))
+        words = [first + k * step for k in lanes]
+    else:
+        words = [first] * len(lanes)
+    address = np.array(words, dtype=np.int64) * ws
+    want = coalesce_batch(np.zeros(len(lanes), np.int64), np.array(lanes), address, ws, arch)
+    got = warp_transactions(address.tolist(), lanes, ws, int(arch[3:]))
+    assert got == (want.requests, want.txn_address.tolist(), want.txn_size.tolist())
+
+
+def test_python_warp_coalescer_declines_what_it_does_not_check():
+    from simgpu.sim.counters import warp_transactions
+    assert warp_transactions([0, 4], [1, 0], 4, 13) is None        # lanes not ascending
+    assert warp_transactions([0, 6], [0, 1], 4, 90) is None        # misaligned: the reference raises

@@ -1,0 +1,112 @@
+"""The caches of modern GPUs: a per-SM L1 of 128-byte lines and a shared L2 of sectors.
+
+Both keep *timing* state only: the simulator's data always lives in the
+device arrays, so a cache decides how long an access takes, never what it
+returns.  Each cache entry remembers when its data is (or will be) back at
+an SM, so an access that hits a sector still in flight waits for it, as a
+GPU's miss-status registers make it do, instead of being served early.
+
+* :class:`SectorCache` (the L2): set-associative over 32-byte sectors, LRU,
+  write-back with write-allocate; a store marks its sector dirty without
+  fetching it (NVIDIA's L2 keeps byte masks), and a dirty sector evicted
+  later is written back to DRAM (:attr:`SectorCache.evicted` lists them
+  until the memory system has queued them at their partitions).
+* :class:`L1Cache` (one per SM): lines of ``line_bytes`` with a valid bit
+  (a ready time) per sector; a miss allocates the line (LRU within its set)
+  and fills only the missing sector.  Write-through without allocation:
+  stores leave it alone (see docs/memory-model.md).
+
+Sets are Python dicts in LRU order (oldest first): a hit moves its key to
+the end, an eviction takes the first key.
+"""
+from __future__ import annotations
+
+
+class SectorCache:
+    """A set-associative cache of sectors with LRU replacement and write-back."""
+
+    WAYS = 16
+
+    def __init__(self, size_bytes: int, sector_bytes: int):
+        self.sector = sector_bytes
+        self.sets = max(1, size_bytes // (sector_bytes * self.WAYS))
+        self.lines: dict = {}                  # set -> {tag: [ready, dirty]}, LRU first
+        self.hits = 0
+        self.misses = 0
+        self.writebacks = 0                    # dirty sectors evicted, over the cache's life
+        self.evicted: list = []                # their addresses, until queued at DRAM
+        # Ready times are kept on one clock over the cache's life: a launch's cycle t
+        # is clock + t, and each launch moves the clock past its end, so data left by
+        # an earlier launch is never "still on its way".
+        self.clock = 0.0
+
+    def find(self, address: int):
+        """The entry ``[ready, dirty]`` of the sector holding ``address`` (a hit, made most
+        recently used), or None (a miss).  Counts the hit or miss."""
+        tag = address // self.sector
+        ways = self.lines.get(tag % self.sets)
+        if ways is not None:
+            entry = ways.pop(tag, None)
+            if entry is not None:
+                ways[tag] = entry
+                self.hits += 1
+                return entry
+        self.misses += 1
+        return None
+
+    def fill(self, address: int, ready: float, dirty: bool = False) -> list:
+        """Allocate the (missing) sector of ``address``; evict the set's LRU sector,
+        remembering it for a write-back if it is dirty.  Returns the new entry."""
+        tag = address // self.sector
+        ways = self.lines.get(tag % self.sets)
+        if ways is None:
+            ways = self.lines[tag % self.sets] = {}
+        elif len(ways) >= self.WAYS:
+            victim = next(iter(ways))
+            if ways.pop(victim)[1]:
+                self.writebacks += 1
+                self.evicted.append(victim * self.sector)
+        entry = ways[tag] = [ready, dirty]
+        return entry
+
+    def lookup(self, address: int, write: bool = False) -> bool:
+        """True on a hit; on a miss the sector is filled (evicting the LRU one).
+        ``write`` marks the sector dirty."""
+        entry = self.find(address)
+        if entry is None:
+            self.fill(address, 0.0, write)
+            return False
+        if write:
+            entry[1] = True
+        return True
+
+    def dirty_sectors(self) -> int:
+        return sum(e[1] for ways in self.lines.values() for e in ways.values())
+
+
+class L1Cache:
+    """One SM's L1 data cache: sets of lines, a ready time (or None) per sector."""
+
+    def __init__(self, size_bytes: int, line_bytes: int, sector_bytes: int, sets: int):
+        self.line = line_bytes
+        self.sector = sector_bytes
+        self.per_line = line_bytes // sector_bytes
+        self.set_count = max(1, sets)
+        self.ways = max(1, size_bytes // (line_bytes * self.set_count))
+        self.sets = [{} for _ in range(self.set_count)]   # line tag -> [ready per sector]
+        self.hits = 0
+        self.misses = 0
+
+    def find(self, address: int):
+        """(line entry, sector index): the entry is made most recently used, or
+        allocated (evicting the set's LRU line) when absent.  ``entry[k]`` is None
+        when sector k is not valid.  Does not count hits or misses."""
+        tag = address // self.line
+        ways = self.sets[tag % self.set_count]
+        entry = ways.pop(tag, None)
+        if entry is None:
+            if len(ways) >= self.ways:
+                del ways[next(iter(ways))]
+            entry = [None] * self.per_line
+        ways[tag] = entry
+        return entry, (address // self.sector) % self.per_line

@@ -1,0 +1,263 @@
+"""The timed engines' memory model: L1 hits, L2 write-backs, bank conflicts, PCIe
+copies, and the speed-ups that must not change a single number."""
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import simgpu
+from simgpu.configs import load_config
+from simgpu.device import SimDevice
+from simgpu.lang import Array, blockDim, blockIdx, gridDim, i32, kernel, shared_array, syncthreads, threadIdx
+from simgpu.sim import interpreter, timed
+from simgpu.sim.lanes import Geometry, LaneGroup
+
+from . import kernels as K
+
+CONFIGS = Path(simgpu.__file__).parent / "configs"
+
+
+def variant(name, tmp_path, **values):
+    """A bundled config with some [cache]/[memory] values replaced."""
+    text = (CONFIGS / f"{name}.toml").read_text()
+    for key, value in values.items():
+        text, n = re.subn(rf"(?m)^{key}\s*=\s*[^#\n]*", f"{key} = {value} ", text)
+        assert n == 1, key
+    path = tmp_path / f"{name}-variant.toml"
+    path.write_text(text)
+    return SimDevice(load_config(path), f"sim:{path}")
+
+
+@kernel
+def two_loads(a: Array[i32], out: Array[i32]):
+    # One thread: the second load's address comes from the first (a dependent chain).
+    x = a[0]
+    out[0] = a[x]
+
+
+@kernel
+def copy(src: Array[i32], dst: Array[i32], n: i32):
+    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        dst[i] = src[i]
+
+
+@kernel
+def fill(dst: Array[i32], n: i32):
+    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        dst[i] = i
+
+
+@kernel
+def reread(src: Array[i32], out: Array[i32], m: i32):
+    # Every thread reads the same m words: after the first warp, the SM's L1 has them.
+    acc = 0
+    for j in range(m):
+        acc += src[j]
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc
+
+
+@kernel
+def shared_stride(out: Array[i32], stride: i32):
+    s = shared_array(i32, 1024)
+    t = threadIdx.x
+    s[t * stride] = t
+    syncthreads()
+    out[t] = s[t * stride]
+
+
+# --------------------------------------------------------------------------- L1
+
+def dram_load_cycles(dev):
+    """An uncontended load that misses everywhere, by hand: out and back over the
+    interconnect, a row activation, one 32-byte burst, the column latency."""
+    m, cfg = dev.config.memory, dev.config
+    cycle_ns = 1e3 / cfg.gpu.core_clock_mhz
+    burst = 32 / (m.peak_bandwidth_gbps / m.partitions * cycle_ns)
+    return (m.interconnect_latency_cycles + (m.row_miss_latency_ns - m.row_hit_latency_ns) / cycle_ns
+            + burst + m.row_hit_latency_ns / cycle_ns)
+
+
+@pytest.mark.parametrize("engine", ["timed", "timed-block"])
+def test_l1_hit_costs_the_l1_latency(engine):
+    """a[0] then a[a[0]]: with a[0] = 0 the second load hits the L1 line the first
+    brought in; with a[0] = 64 (another line, another partition) it goes to DRAM.
+    The difference is one DRAM load minus one L1 hit."""
+    cycles = {}
+    for second in (0, 64):
+        dev = simgpu.get_device("sim:h100")
+        a = np.zeros(128, np.int32)
+        a[0] = second
+        out = dev.zeros(1, np.int32)
+        rep = dev.launch(two_loads, 1, 1, dev.to_device(a), out, engine=engine)
+        assert out.to_host()[0] == a[second]
+        assert rep.extra["l1_hit_rate"] == (0.5 if second == 0 else 0.0)
+        cycles[second] = rep.cycles
+    expect = dram_load_cycles(dev) - dev.config.cache.l1_latency_cycles
+    assert abs((cycles[64] - cycles[0]) - expect) <= 1, (cycles, expect)
+
+
+def test_l1_serves_a_blocks_rereads_and_counts_stay_l1_level(h100):
+    m = 64
+    src, out = h100.to_device(np.arange(m, dtype=np.int32)), h100.zeros(4 * 256, np.int32)
+    rep = h100.launch(reread, 4, 256, src, out, m, engine="timed")
+    lock = h100.launch(reread, 4, 256, src, out, m, engine="lockstep")
+    assert np.all(out.to_host() == np.arange(m).sum())
+    # 4 blocks on 4 SMs, 8 warps each, m broadcast loads per warp (1 sector each):
+    # only each SM's first warp to reach a sector misses.
+    assert rep.loads.transactions == 4 * 8 * m == lock.loads.transactions
+    assert rep.loads == lock.loads                  # caches change time, never the counts
+    assert rep.extra["l1_hit_rate"] >= 7 / 8
+    assert rep.extra["l2_hit_rate"] <= 0.75          # the L1 filters what the L2 sees
+
+
+def test_no_l1_and_no_cache_keys_on_the_gtx260(dev):
+    src, out = dev.to_device(np.arange(64, dtype=np.int32)), dev.zeros(256, np.int32)
+    rep = dev.launch(reread, 1, 256, src, out, 64, engine="timed")
+    assert "l1_hit_rate" not in rep.extra and "l2_hit_rate" not in rep.extra
+    assert sum(rep.extra["partition_transactions"]) == rep.loads.transactions + rep.stores.transactions
+
+
+# --------------------------------------------------------------------------- L2 write-backs
+
+def test_l2_write_backs_reach_dram(tmp_path):
+    """A 2 KiB L2 (4 sets x 16 sectors) and 4096 ints stored: 512 dirty sectors,
+    64 of which fit; the other 448 are evicted and written back to DRAM."""
+    dev = variant("h100", tmp_path, l2_bytes=2048)
+    n = 4096
+    dst = dev.zeros(n, np.int32)
+    rep = dev.launch(fill, 16, 256, dst, n, engine="timed")
+    assert np.array_equal(dst.to_host(), np.arange(n))
+    x = rep.extra
+    assert rep.stores.transactions == 512
+    assert x["l2_writebacks"] == 448
+    assert sum(x["partition_transactions"]) == 448 and x["dram_bytes"] == 448 * 32
+    # Loads of clean data evict without write-backs (the dirty ones left are written
+    # back as the loads push them out: 64 of them).
+    rep2 = dev.launch(copy, 16, 256, dev.to_device(np.arange(n, dtype=np.int32)),
+                      dev.zeros(n, np.int32), n, engine="timed")
+    assert rep2.extra["l2_writebacks"] >= 64
+
+
+def test_stores_stay_in_a_big_l2(h100):
+    n = 1 << 12
+    rep = h100.launch(fill, 16, 256, h100.zeros(n, np.int32), n, engine="timed-block")
+    assert rep.extra["dram_bytes"] == 0 and rep.extra["l2_writebacks"] == 0
+    assert rep.extra["l2_hit_rate"] == 0.0            # every store allocated its sector
+
+
+# --------------------------------------------------------------------------- bank conflicts
+
+@pytest.mark.parametrize("name, stride, conflicts", [
+    ("sim:h100", 1, 0), ("sim:h100", 2, 2 * 1), ("sim:h100", 32, 2 * 31),
+    ("sim:gtx260", 1, 0), ("sim:gtx260", 2, 2 * 2), ("sim:gtx260", 16, 2 * 30)])
+def test_bank_conflicts_are_counted_and_charged(name, stride, conflicts):
+    """One warp stores and loads s[t * stride]: each access takes its passes (see
+    tests/mem/test_banks.py); every pass beyond the ideal delays the warp by a pass
+    time (1 cycle on sm_90, 2 on sm_13) -- on the H100 exactly, since the shared
+    access is what the warp waits for; on the GTX 260 the model's 24-cycle ALU
+    chain of the index arithmetic hides part of it."""
+    runs = {}
+    for s in (1, stride):
+        dev = simgpu.get_device(name)
+        out = dev.zeros(32, np.int32)
+        runs[s] = dev.launch(shared_stride, 1, 32, out, s, engine="timed")
+        assert np.array_equal(out.to_host(), np.arange(32))
+    rep = runs[stride]
+    assert rep.extra["shared_bank_conflicts"] == conflicts
+    assert rep.extra["shared_conflict_degree_max"] == (1 + conflicts // 2 if name == "sim:h100"
+                                                       else {1: 1, 2: 2, 16: 16}[stride])
+    per_pass = dev.config.gpu.arch_number < 20 and 2 or 1
+    delay = rep.cycles - runs[1].cycles
+    if name == "sim:h100":
+        assert delay == pytest.approx(conflicts * per_pass, abs=1)
+    else:
+        assert 0 <= delay <= conflicts * per_pass and (delay > 0) == (conflicts > 0)
+
+
+# --------------------------------------------------------------------------- PCIe
+
+def test_copies_are_timed_over_pcie():
+    dev = simgpu.get_device("sim:gtx260")
+    host = np.arange(1 << 20, dtype=np.int32)             # 4 MiB
+    a = dev.to_device(host)
+    dev.zeros(1000, np.int32)                              # made on the device: no copy
+    a.copy_from(host[::-1].copy())
+    back = a.to_host()
+    assert back[0] == host[-1]
+    # By hand: 10 us + 4,194,304 B / 6.0 GB/s = 10 us + 699.05 us per copy.
+    one = 0.010 + 4194304 / 6.0e9 * 1e3
+    assert [c.direction for c in dev.copies] == ["host_to_device", "host_to_device",
+                                                 "device_to_host"]
+    assert all(c.bytes == 4194304 and c.time_ms == pytest.approx(one) for c in dev.copies)
+    assert dev.copy_time_ms == pytest.approx(3 * one)
+    assert dev.copies[0].gbps == pytest.approx(4194304 / (one * 1e6))
+    h100 = simgpu.get_device("sim:h100")
+    h100.to_device(np.zeros(4, np.int32))
+    p = h100.config.pcie
+    assert h100.copy_time_ms == pytest.approx(p.latency_us / 1e3 + 16 / (p.bandwidth_gbps * 1e6))
+
+
+# --------------------------------------------------------------------------- speed-ups are exact
+
+def reports(device, engine, **kw):
+    dev = simgpu.get_device(device)
+    rng = np.random.default_rng(3)
+    out = []
+    src = dev.to_device(rng.integers(0, 4000, 4000).astype(np.int32))
+    dst = dev.zeros(4000, np.int32)
+    out.append(dev.launch(K.copy_strided, 32, K.BLOCK, src, dst, 7, 4000, engine=engine))
+    st, steps = dev.to_device(rng.integers(1, 3000, 500).astype(np.int64)), dev.zeros(500, np.int32)
+    out.append(dev.launch(K.collatz_steps, 4, K.BLOCK, st, steps, 500, engine=engine))
+    sums = dev.zeros(4, np.int64)
+    out.append(dev.launch(K.block_sums, 4, K.BLOCK, src, sums, 500, engine=engine))
+    keys, cnt, old = (dev.to_device(rng.integers(0, 9, 600).astype(np.int32)),
+                      dev.zeros(9, np.int32), dev.zeros(600, np.int32))
+    out.append(dev.launch(K.histogram, 5, K.BLOCK, keys, cnt, old, 600, engine=engine))
+    c = dev.to_device(rng.integers(-500, 500, 700).astype(np.int64))
+    out.append(dev.launch(K.clamp_all, 6, K.BLOCK, c, 700, -9, 9, engine=engine))
+    arrays = [dst, steps, sums, cnt, old, c]
+    return [r.to_dict() for r in out], [a.to_host() for a in arrays]
+
+
+@pytest.mark.parametrize("device", ["sim:gtx260", "sim:h100"])
+@pytest.mark.parametrize("engine", ["timed", "timed-block"])
+def test_skipping_the_event_queue_changes_nothing(device, engine, monkeypatch):
+    fast = reports(device, engine)
+    monkeypatch.setattr(timed, "SKIP_QUEUE", False)
+    slow = reports(device, engine)
+    assert fast[0] == slow[0]
+    assert all(np.array_equal(a, b) for a, b in zip(fast[1], slow[1]))
+
+
+@pytest.mark.parametrize("engine", ["timed", "lockstep", "warps"])
+def test_compiled_fast_paths_change_nothing(engine, monkeypatch):
+    """The memory-free parts of kernels run as compiled closures; with them off
+    (every node through the generator methods) every number is the same."""
+    fast = reports("sim:gtx260", engine)
+    monkeypatch.setattr(interpreter, "_PURE", {})
+    monkeypatch.setattr(interpreter, "compile_function", lambda fn: None)
+    slow = reports("sim:gtx260", engine)
+    assert fast[0] == slow[0]
+    assert all(np.array_equal(a, b) for a, b in zip(fast[1], slow[1]))
+
+
+@pytest.mark.parametrize("grid, block", [((5, 3, 2), (48, 2, 1)), ((7, 1, 1), (100, 1, 1)),
+                                         ((3, 4, 1), (8, 8, 3))])
+def test_warp_groups_equal_lanegroup_warp(grid, block):
+    geom = Geometry(grid, block)
+    groups = timed.WarpGroups(geom)
+    for b in range(geom.blocks):
+        for w, g in enumerate(groups.block(b)):
+            ref = LaneGroup.warp(geom, b, w, 0, 1)
+            assert vars(g).keys() == vars(ref).keys()
+            for k, v in vars(ref).items():
+                got = vars(g)[k]
+                if isinstance(v, dict):
+                    assert v.keys() == got.keys()
+                    for key in v:
+                        assert np.array_equal(v[key], got[key]) and v[key].dtype == got[key].dtype
+                elif isinstance(v, np.ndarray):
+                    assert np.array_equal(v, got) and v.dtype == got.dtype, k
+                else:
+                    assert v == got, k
