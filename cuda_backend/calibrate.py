@@ -1,28 +1,67 @@
 """Microbenchmarks that calibrate the memory model, run the same way on any device.
 
-    python -m cuda_backend.calibrate --device cuda     --out gpu.json
-    python -m cuda_backend.calibrate --device sim:h100 --out sim.json
-    python -m cuda_backend.calibrate --compare gpu.json sim.json
+    python -m cuda_backend.calibrate --device cuda     --out gpu.json     # on the GPU machine
+    python -m cuda_backend.calibrate --device sim:h100 --out sim.json     # the simulator
+    python -m cuda_backend.calibrate --compare gpu.json sim.json [--md table.md]
+    python -m cuda_backend.calibrate --report gpu.json                    # the GPU's sweep
+
+On the GPU, ``--steps`` picks what runs (``what:plan`` pairs, default all of
+the sweep; ``--steps warm:rw,cold:rw,graph:gpu`` was the second H100 run);
+the simulator runs the ``sim`` plan (``--benches`` to split it over
+processes; JSON files given comma-separated to ``--compare`` are pooled).
 
 Each benchmark is a kernel of the kernel language, so the GPU and the
-simulator run the very same code:
+simulator run the very same code, on the same grid (one full wave of
+blocks: sm_count x 2048 / 256 blocks of 256 threads, grid-stride loops):
 
+* ``empty``: a kernel that does nothing (its time is the GPU's fixed cost
+  per kernel: launch, block dispatch, completion);
 * ``copy``: coalesced copy of n ints; GB/s counting read + write;
+* ``read`` / ``write``: streaming read (a load compared, never stored) or
+  write of n ints; GB/s;
 * ``gather``: ``out[i] = src[idx[i]]`` with a random permutation; G elements/s,
   by footprint (the L2 holds small footprints, not large ones);
-* ``chase``: one thread following a random cycle of dependent loads; ns per load;
-* ``atomic``: every thread adds 1 to one counter; atomics per ns.
+* ``chase``: one thread following a random cycle of n nodes for ``steps``
+  dependent loads; the latency per load is the slope between two step counts
+  (fixed costs cancel);
+* ``atomic``: every thread adds 1 to one counter; atomics per ns;
+* ``atomic_spread``: thread i adds 1 to ``counter[i & (2^20 - 1)]``
+  (4 MiB of counters, L2-resident); atomics per ns.
 
-Times are medians of ``--repeats`` launches (CUDA events on the GPU, the
-timed-block engine's simulated time on a simulator), after one warm-up
-launch, so both devices measure with a warm L2 where the data fits.
+Two cache states, on both devices:
+
+* ``warm``: one warm-up launch, then the measured ones, on the same buffers
+  (footprints under the L2's size are served from it);
+* ``cold``: caches emptied before every measured launch (on the GPU Nsight
+  Compute's ``--cache-control all``; on the simulator a fresh L2).
+
+Device time on the GPU is Nsight Compute's ``gpu__time_duration`` per launch
+(``--clock-control none``, median over launches), not CUDA events around one
+launch, which add the host's launch overhead (about 20 us through CuPy).
+The sweep runs from sizes that are all fixed cost to sizes where the rate no
+longer changes with n, so it shows where a rate has converged. Beside it, a
+CUDA graph of back-to-back launches timed with events (warm) checks the
+ncu durations without a profiler attached.
+
+On the simulator the time is the timed-block engine's cycles at the
+config's clock (without ``kernel_launch_overhead_us``).  The comparison
+takes the GPU's time net of its empty kernel's (same grid), since the model
+has no fixed GPU-side cost per kernel; both figures are in the table.
 """
 from __future__ import annotations
 
 import argparse
+import csv
+import dataclasses
 import datetime
+import io
 import json
+import os
 import pathlib
+import shutil
+import subprocess
+import sys
+import time
 
 import numpy as np
 
@@ -31,9 +70,28 @@ from simgpu.lang import Array, atomic_add, blockDim, blockIdx, gridDim, i32, ker
 
 
 @kernel
+def empty(out: Array[i32], n: i32):
+    if n < 0:                       # never true: the kernel does no memory access
+        out[0] = n
+
+
+@kernel
 def copy(src: Array[i32], dst: Array[i32], n: i32):
     for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
         dst[i] = src[i]
+
+
+@kernel
+def read(src: Array[i32], out: Array[i32], n: i32):
+    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        if src[i] < 0:              # never true (src holds 0..n-1): a pure streaming read
+            out[0] = i
+
+
+@kernel
+def write(dst: Array[i32], n: i32):
+    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        dst[i] = i
 
 
 @kernel
@@ -56,99 +114,545 @@ def atomic_one_counter(counter: Array[i32], n: i32):
         atomic_add(counter, 0, 1)
 
 
-def _grid(dev, block=256):
+SPREAD_MASK = (1 << 20) - 1
+
+
+@kernel
+def atomic_spread(counter: Array[i32], n: i32, mask: i32):
+    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        atomic_add(counter, i & mask, 1)
+
+
+KERNELS = {"empty": empty, "copy": copy, "read": read, "write": write, "gather": gather, "chase": chase,
+           "atomic": atomic_one_counter, "atomic_spread": atomic_spread}
+UNITS = {"empty": "us", "copy": "GB/s", "read": "GB/s", "write": "GB/s", "gather": "G elem/s", "chase": "ns/load",
+         "atomic": "atomics/ns", "atomic_spread": "atomics/ns"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    bench: str
+    n: int                 # elements (copy, gather, atomics), nodes (chase), blocks (empty)
+    steps: int = 0         # chase: dependent loads per launch
+
+    @property
+    def label(self) -> str:
+        return f"{self.bench} n={self.n}" + (f" steps={self.steps}" if self.steps else "")
+
+    def footprint(self) -> int:
+        """Bytes the kernel touches."""
+        return {"empty": 0, "copy": 8 * self.n, "read": 4 * self.n, "write": 4 * self.n, "gather": 12 * self.n, "chase": 4 * self.n,
+                "atomic": 4, "atomic_spread": 4 * (SPREAD_MASK + 1)}[self.bench]
+
+    def value(self, seconds: float) -> float:
+        """The benchmark's rate for one launch of ``seconds`` (chase: see ``chase_latency``)."""
+        b, n = self.bench, self.n
+        if b == "empty":
+            return seconds * 1e6
+        if b in ("copy", "read", "write"):
+            return self.footprint() / seconds / 1e9
+        if b == "chase":
+            return seconds * 1e9 / self.steps
+        return n / seconds / 1e9           # gather: G elem/s; atomics: per ns
+
+
+FULL = 132 * 2048 // 256      # blocks of one full wave on an H100 (and H200): 1056
+
+
+def _p2(lo, hi, extra=()):
+    return sorted({1 << k for k in range(lo, hi + 1, 2)} | {1 << k for k in extra})
+
+
+def plan(kind: str) -> list:
+    """The cases of a run: ``gpu`` (the whole sweep), ``rw`` (its streaming read and
+    write part), ``sim`` (what the simulator can run in tens of seconds to minutes
+    each), ``quick`` (tiny, for tests)."""
+    if kind == "quick":
+        return [Case("empty", FULL), Case("copy", 1 << 14), Case("gather", 1 << 14),
+                Case("chase", 1 << 10, 64), Case("chase", 1 << 10, 256),
+                Case("atomic", 1 << 12), Case("atomic_spread", 1 << 12)]
+    chase_n = _p2(10, 26)
+    chase_steps = (512, 4096)
+    rw = [Case(b, n) for b in ("read", "write") for n in _p2(14, 28, (21, 23, 25))]
+    if kind == "rw":
+        return [Case("empty", b) for b in (1, FULL)] + rw
+    if kind == "gpu":
+        return ([Case("empty", b) for b in (1, 64, 264, FULL, 4 * FULL)]
+                + [Case("copy", n) for n in _p2(10, 28, (21, 23, 25))] + rw
+                + [Case("gather", n) for n in _p2(10, 26, (21, 23, 25))]
+                + [Case("chase", n, s) for n in chase_n for s in chase_steps]
+                + [Case("atomic", n) for n in _p2(10, 26)]
+                + [Case("atomic_spread", n) for n in _p2(14, 26)])
+    if kind == "sim":
+        return ([Case("empty", FULL)]
+                + [Case("copy", n) for n in (1 << 20, 1 << 22, 1 << 24)]
+                + [Case(b, n) for b in ("read", "write") for n in (1 << 22, 1 << 24)]
+                + [Case("gather", n) for n in (1 << 18, 1 << 20, 1 << 22, 1 << 24)]
+                + [Case("chase", n, s) for n in chase_n for s in chase_steps]
+                + [Case("atomic", n) for n in (1 << 20, 1 << 22)]
+                + [Case("atomic_spread", n) for n in (1 << 22, 1 << 24)])
+    raise ValueError(f"unknown plan {kind!r}")
+
+
+def full_grid(dev, block=256):
+    """One full wave: every SM at its thread limit."""
     cfg = getattr(dev, "config", None)
     sms = cfg.gpu.sm_count if cfg else 132
     per_sm = cfg.limits.max_threads_per_sm if cfg else 2048
     return sms * per_sm // block, block
 
 
-def _time(dev, kern, grid, block, *args, repeats=3):
-    dev.launch(kern, grid, block, *args)                 # warm-up (and the L2)
-    return float(np.median([dev.launch(kern, grid, block, *args).time_ms for _ in range(repeats)]))
-
-
-def measure(dev, sizes: dict, repeats: int) -> list:
-    if isinstance(dev, simgpu.SimDevice):
-        dev.default_engine = "timed-block"
-    rng = np.random.default_rng(0)
-    grid, block = _grid(dev)
-    rows = []
-    for n in sizes["copy"]:
-        src, dst = dev.to_device(np.arange(n, dtype=np.int32)), dev.zeros(n, np.int32)
-        ms = _time(dev, copy, grid, block, src, dst, n, repeats=repeats)
-        rows.append({"bench": "copy", "n": n, "ms": ms, "value": 8 * n / ms / 1e6, "unit": "GB/s"})
-    for n in sizes["gather"]:
+def setup(dev, case: Case, rng):
+    """(kernel, grid, block, args) of one case on ``dev``."""
+    grid, block = full_grid(dev)
+    n = case.n
+    if case.bench == "empty":                             # n blocks of 256 threads
+        return empty, n, block, (dev.zeros(1, np.int32), n)
+    if case.bench == "copy":
+        return copy, grid, block, (dev.to_device(np.arange(n, dtype=np.int32)), dev.zeros(n, np.int32), n)
+    if case.bench == "read":
+        return read, grid, block, (dev.to_device(np.arange(n, dtype=np.int32)), dev.zeros(1, np.int32), n)
+    if case.bench == "write":
+        return write, grid, block, (dev.zeros(n, np.int32), n)
+    if case.bench == "gather":
         src = dev.to_device(np.arange(n, dtype=np.int32))
         idx = dev.to_device(rng.permutation(n).astype(np.int32))
-        out = dev.zeros(n, np.int32)
-        ms = _time(dev, gather, grid, block, src, idx, out, n, repeats=repeats)
-        rows.append({"bench": "gather", "n": n, "ms": ms, "value": n / ms / 1e6, "unit": "G elem/s"})
-    for n, steps in sizes["chase"]:
+        return gather, grid, block, (src, idx, dev.zeros(n, np.int32), n)
+    if case.bench == "chase":
         order = rng.permutation(n).astype(np.int32)
         nxt = np.empty(n, np.int32)
         nxt[order] = np.roll(order, -1)                   # one random cycle through all n
-        d_nxt, out = dev.to_device(nxt), dev.zeros(1, np.int32)
-        ms = _time(dev, chase, 1, 1, d_nxt, out, steps, repeats=repeats)
-        rows.append({"bench": "chase", "n": n, "ms": ms, "value": ms * 1e6 / steps, "unit": "ns/load"})
-    for n in sizes["atomic"]:
-        counter = dev.zeros(1, np.int32)
-        ms = _time(dev, atomic_one_counter, grid, block, counter, n, repeats=repeats)
-        rows.append({"bench": "atomic", "n": n, "ms": ms, "value": n / ms / 1e6, "unit": "atomics/ns"})
+        return chase, 1, 1, (dev.to_device(nxt), dev.zeros(1, np.int32), case.steps)
+    if case.bench == "atomic":
+        return atomic_one_counter, grid, block, (dev.zeros(1, np.int32), n)
+    if case.bench == "atomic_spread":
+        return atomic_spread, grid, block, (dev.zeros(SPREAD_MASK + 1, np.int32), n, SPREAD_MASK)
+    raise ValueError(case.bench)
+
+
+# --- the simulator side ----------------------------------------------------------------
+
+def measure_sim(dev, cases, states=("warm", "cold")) -> list:
+    """Rows {bench, n, steps, state, us, wall_s} on a simulated device (timed-block)."""
+    from simgpu.mem.dram import SectorCache
+    dev.default_engine = "timed-block"
+    cfg = dev.config
+    rows = []
+    for case in cases:
+        for state in states:
+            big = cfg.cache.present and case.bench != "chase" and case.footprint() > 2 * cfg.cache.l2_bytes
+            if state == "warm" and big and "cold" in states:
+                continue                 # nothing of it survives in the L2: warm is cold (below)
+            rng = np.random.default_rng(0)
+            kern, grid, block, args = setup(dev, case, rng)
+            t0 = time.perf_counter()
+            if state == "warm":
+                dev.launch(kern, grid, block, *args)
+            elif cfg.cache.present:
+                dev.l2 = SectorCache(cfg.cache.l2_bytes, cfg.cache.sector_bytes)
+            rep = dev.launch(kern, grid, block, *args)
+            us = rep.cycles / cfg.gpu.core_clock_mhz
+            rows.append({"bench": case.bench, "n": case.n, "steps": case.steps, "state": state,
+                         "us": us, "wall_s": round(time.perf_counter() - t0, 2),
+                         "l2_hit_rate": rep.extra.get("l2_hit_rate"),
+                         "dram_bytes": rep.extra.get("dram_bytes")})
+            print(f"{case.label:28} {state:5} {us:10.3f} us  ({rows[-1]['wall_s']} s)", flush=True)
+            if state == "cold" and "warm" in states and big:
+                # An LRU L2 keeps nothing of a footprint over twice its size from one launch
+                # to the next: the steady (warm) state is this cold run; not simulated twice.
+                rows.append(dict(rows[-1], state="warm", same_run_as="cold"))
     return rows
 
 
-SIZES = {
-    "copy": [1 << 20, 1 << 22],
-    "gather": [1 << 18, 1 << 22],
-    "chase": [(1 << 12, 2048), (1 << 22, 2048)],
-    "atomic": [1 << 18],
-}
-QUICK = {"copy": [1 << 14], "gather": [1 << 14], "chase": [(1 << 10, 256)], "atomic": [1 << 12]}
+# --- the GPU side ----------------------------------------------------------------------
+
+def child(out: pathlib.Path, kind: str, state: str, measured: int, tag: str):
+    """Run under ncu: every case, a warm-up launch first (warm state), then ``measured``
+    launches. Writes the launch order (labels) for the parent to zip with ncu's rows."""
+    import cupy as cp
+    dev = simgpu.get_device("cuda")
+    order = []
+    for case in plan(kind):
+        rng = np.random.default_rng(0)
+        kern, grid, block, args = setup(dev, case, rng)
+        fn = dev.function(kern)
+        if state == "warm":
+            dev.launch(kern, grid, block, *args)
+            order.append({"bench": case.bench, "n": case.n, "steps": case.steps, "warmup": True})
+        for _ in range(measured):
+            dev.launch(kern, grid, block, *args)
+            order.append({"bench": case.bench, "n": case.n, "steps": case.steps, "warmup": False})
+        dev.synchronize()
+        del args, fn
+        cp.get_default_memory_pool().free_all_blocks()
+    (out / f"order-{tag}.json").write_text(json.dumps(order))
 
 
-def compare(gpu_rows, sim_rows) -> str:
-    sim = {(r["bench"], r["n"]): r for r in sim_rows}
-    lines = ["| benchmark | n | GPU | simulator | sim / GPU | within 15% |",
-             "|---|---:|---:|---:|---:|---|"]
-    for g in gpu_rows:
-        s = sim.get((g["bench"], g["n"]))
-        if s is None:
+def parse_ncu(text: str) -> list:
+    """[{kernel, metrics: {name: float}}] in launch order from ``ncu --csv`` output."""
+    rows = [r for r in csv.reader(io.StringIO(text)) if r]
+    at = next((i for i, r in enumerate(rows) if r[:2] == ["ID", "Process ID"]), None)
+    if at is None:
+        raise ValueError("no ncu CSV header ('ID', 'Process ID', ...) in the ncu output")
+    header = rows[at]
+    col = {k: header.index(k) for k in ("ID", "Kernel Name", "Metric Name", "Metric Value")}
+    by_id: dict = {}
+    for r in rows[at + 1:]:
+        if len(r) != len(header) or r[0] == "ID":
             continue
-        ratio = s["value"] / g["value"]
-        lines.append(f"| {g['bench']} | {g['n']:,} | {g['value']:.3g} {g['unit']} | "
-                     f"{s['value']:.3g} {s['unit']} | {ratio:.2f} | "
-                     f"{'yes' if abs(ratio - 1) <= 0.15 else 'no'} |")
+        d = by_id.setdefault(int(r[col["ID"]]), {"kernel": r[col["Kernel Name"]], "metrics": {}})
+        try:
+            d["metrics"][r[col["Metric Name"]]] = float(r[col["Metric Value"]].replace(",", ""))
+        except ValueError:
+            pass
+    return [by_id[k] for k in sorted(by_id)]
+
+
+TIME = "gpu__time_duration.sum"
+COUNTERS = [TIME, "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sector_hit_rate.pct",
+            "sm__cycles_elapsed.avg.per_second", "dram__cycles_elapsed.avg.per_second",
+            "lts__cycles_elapsed.avg.per_second",
+            "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+            "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+            "l1tex__t_sector_hit_rate.pct"]
+
+
+def run_ncu(out: pathlib.Path, kind: str, state: str, measured: int, metrics, tag: str,
+            timeout: int) -> list:
+    """One child under Nsight Compute; rows {bench, n, steps, state, metrics}."""
+    from .render import kernel_symbol
+    ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
+    log = out / f"ncu-{tag}.csv"
+    cmd = [ncu, "--clock-control", "none", "--cache-control", "all" if state == "cold" else "none",
+           "--csv", "--print-units", "base", "--metrics", ",".join(metrics), "--log-file", str(log),
+           sys.executable, "-m", "cuda_backend.calibrate", "--child", str(out), "--plan", kind,
+           "--state", state, "--measured", str(measured), "--tag", tag]
+    print("$", " ".join(cmd), flush=True)
+    t0 = time.time()
+    subprocess.run(cmd, check=True, timeout=timeout, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                   stdout=subprocess.DEVNULL)
+    print(f"  ncu {tag}: {time.time() - t0:.0f} s", flush=True)
+    launches = parse_ncu(log.read_text())
+    order = json.loads((out / f"order-{tag}.json").read_text())
+    if len(launches) != len(order):
+        raise RuntimeError(f"ncu saw {len(launches)} launches, the child made {len(order)}")
+    rows = []
+    for o, l in zip(order, launches):
+        if kernel_symbol(KERNELS[o["bench"]]) not in l["kernel"]:
+            raise RuntimeError(f"launch order differs: {o} vs ncu's {l['kernel']}")
+        if not o["warmup"]:
+            rows.append({"bench": o["bench"], "n": o["n"], "steps": o["steps"], "state": state,
+                         **l["metrics"]})
+    return rows
+
+
+def graph_times(kind: str) -> list:
+    """Warm per-launch device time without a profiler: a CUDA graph of K back-to-back
+    launches, replayed 5 times, timed with events; us per launch (median replay / K)."""
+    import cupy as cp
+    dev = simgpu.get_device("cuda")
+    rows = []
+    for case in plan(kind):
+        rng = np.random.default_rng(0)
+        kern, grid, block, args = setup(dev, case, rng)
+        t1 = dev.launch(kern, grid, block, *args, sync=True).time_ms   # warm-up; one launch, events
+        fn = dev.function(kern)
+        argv = [a._data if hasattr(a, "_data") else np.int32(a) for a in args]
+        k = int(min(200, max(5, 2.0 / max(t1, 1e-3))))
+        try:
+            stream = cp.cuda.Stream(non_blocking=True)
+            with stream:
+                stream.begin_capture()
+                for _ in range(k):
+                    fn((grid,), (block,), tuple(argv))
+                graph = stream.end_capture()
+                graph.launch(stream)
+                stream.synchronize()
+                ts = []
+                for _ in range(5):
+                    a, b = cp.cuda.Event(), cp.cuda.Event()
+                    a.record(stream)
+                    graph.launch(stream)
+                    b.record(stream)
+                    b.synchronize()
+                    ts.append(cp.cuda.get_elapsed_time(a, b))
+            rows.append({"bench": case.bench, "n": case.n, "steps": case.steps, "state": "warm",
+                         "graph_us": float(np.median(ts)) * 1e3 / k, "graph_k": k,
+                         "event_one_launch_us": t1 * 1e3})
+        except Exception as exc:                       # keep the rest of the run
+            rows.append({"bench": case.bench, "n": case.n, "steps": case.steps, "state": "warm",
+                         "graph_error": repr(exc)[:200], "event_one_launch_us": t1 * 1e3})
+        del args, argv, fn
+        cp.get_default_memory_pool().free_all_blocks()
+    return rows
+
+
+def smi() -> str:
+    try:
+        return subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.mem,"
+                               "clocks.max.sm,clocks.max.mem,temperature.gpu,power.draw",
+                               "--format=csv"], capture_output=True, text=True, timeout=30).stdout
+    except Exception as exc:
+        return repr(exc)
+
+
+STEPS = "warm:gpu,cold:gpu,graph:gpu,counters-warm:sim,counters-cold:sim"
+
+
+def measure_gpu(out_json: pathlib.Path, steps: str, budget_s: int) -> dict:
+    """The whole GPU side; writes ``out_json`` after every step, so a cut-off run keeps data."""
+    out = out_json.parent
+    out.mkdir(parents=True, exist_ok=True)
+    dev = simgpu.get_device("cuda")
+    result = {"device": dev.gpu_name, "date": str(datetime.date.today()), "steps": steps,
+              "script": "python -m cuda_backend.calibrate --device cuda", "smi_before": smi(),
+              "grid": list(full_grid(dev)), "ncu": [], "graph": [], "counters": [], "errors": []}
+    t_end = time.time() + budget_s
+
+    def save():
+        out_json.write_text(json.dumps(result, indent=1))
+
+    todo = []
+    for item in steps.split(","):
+        what, kind = item.split(":")
+        if what == "graph":
+            todo.append(("graph", lambda kind=kind: graph_times(kind)))
+        elif what in ("warm", "cold"):
+            todo.append(("ncu", lambda kind=kind, st=what: run_ncu(out, kind, st, 4 if st == "warm" else 3,
+                                                                   [TIME], f"{st}-{kind}", 240)))
+        else:                                            # counters-warm / counters-cold
+            st = what.split("-")[1]
+            todo.append(("counters", lambda kind=kind, st=st: run_ncu(out, kind, st, 1, COUNTERS,
+                                                                      f"counters-{st}-{kind}", 150)))
+    for key, step in todo:
+        if time.time() > t_end:
+            result["errors"].append(f"{key}: skipped, out of time")
+            continue
+        try:
+            result[key] += step()
+        except Exception as exc:
+            result["errors"].append(f"{key}: {exc!r}"[:500])
+            print("ERROR", key, exc, flush=True)
+        save()
+    result["smi_after"] = smi()
+    save()
+    return result
+
+
+# --- summaries and the comparison ------------------------------------------------------
+
+def _median(rows, key, **match):
+    vals = [r[key] for r in rows if key in r and all(r.get(k) == v for k, v in match.items())]
+    return float(np.median(vals)) if vals else None
+
+
+def gpu_table(gpu: dict, state: str) -> dict:
+    """{(bench, n, steps): median ncu us} for one cache state."""
+    keys = {(r["bench"], r["n"], r["steps"]) for r in gpu["ncu"] if r["state"] == state}
+    return {k: _median(gpu["ncu"], TIME, bench=k[0], n=k[1], steps=k[2], state=state) / 1e3
+            for k in sorted(keys)}
+
+
+def chase_latency(times: dict, n: int):
+    """ns per dependent load: the slope between the two step counts of ``n`` nodes."""
+    pts = sorted((s, t) for (b, m, s), t in times.items() if b == "chase" and m == n and t is not None)
+    if len(pts) < 2:
+        return None
+    (s1, t1), (s2, t2) = pts[0], pts[-1]
+    return (t2 - t1) * 1e3 / (s2 - s1)
+
+
+def report(gpu: dict) -> str:
+    """The GPU's sweep: device times and rates by size and footprint, both cache states."""
+    lines = [f"GPU sweep: {gpu['device']}, {gpu['date']}, `{gpu.get('script', '')}`; grid "
+             f"{gpu.get('grid')} (blocks, threads). Times: Nsight Compute `gpu__time_duration` "
+             "(`--clock-control none`), median of 4 warm launches after a warm-up (warm) or of "
+             "3 launches each after ncu flushed the caches (`--cache-control all`, cold); "
+             "'net' subtracts the empty kernel's time; graph: CUDA graph of back-to-back warm "
+             "launches timed with events, per launch.", ""]
+    warm, cold = gpu_table(gpu, "warm"), gpu_table(gpu, "cold")
+    graph = {(r["bench"], r["n"], r["steps"]): r.get("graph_us") for r in gpu.get("graph", [])}
+    e_w, e_c = warm.get(("empty", FULL, 0)), cold.get(("empty", FULL, 0))
+    lines += ["Empty kernel (fixed cost per kernel), by grid:", "",
+              "| blocks of 256 | warm us | cold us | graph us per launch | one launch, CUDA events us |",
+              "|---:|---:|---:|---:|---:|"]
+    one = {(r["bench"], r["n"], r["steps"]): r.get("event_one_launch_us") for r in gpu.get("graph", [])}
+    for key in sorted(k for k in warm if k[0] == "empty"):
+        lines.append(f"| {key[1]:,} | {warm[key]:.2f} | {_f(cold.get(key))} | {_f(graph.get(key))} | "
+                     f"{_f(one.get(key))} |")
+    lines += ["", f"Rates below are net of the full-grid empty kernel ({_f(e_w)} us warm, {_f(e_c)} us "
+              "cold).", ""]
+    lines += ["| benchmark | n | footprint | warm us | cold us | graph us | warm rate (net) | "
+              "cold rate (net) | unit |", "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for key in sorted(warm, key=lambda k: (list(KERNELS).index(k[0]), k[1], k[2])):
+        b, n, s = key
+        if b in ("empty", "chase"):
+            continue
+        c = Case(b, n, s)
+        w, co, g = warm[key], cold.get(key), graph.get(key)
+        rw = c.value((w - e_w) * 1e-6) if w > e_w else float("nan")
+        rc = c.value((co - e_c) * 1e-6) if co and co > e_c else float("nan")
+        lines.append(f"| {b} | {n:,} | {_bytes(c.footprint())} | {w:.2f} | {_f(co)} | {_f(g)} | "
+                     f"{rw:.4g} | {rc:.4g} | {UNITS[b]} |")
+    lines += ["", "Pointer chase, ns per dependent load (slope between 512 and 4096 steps):", "",
+              "| nodes | footprint | warm ns/load | cold ns/load |", "|---:|---:|---:|---:|"]
+    for n in sorted({k[1] for k in warm if k[0] == "chase"}):
+        lines.append(f"| {n:,} | {_bytes(4 * n)} | {_f(chase_latency(warm, n))} | "
+                     f"{_f(chase_latency(cold, n))} |")
+    if gpu.get("counters"):
+        lines += ["", "Counters (ncu, one launch per case, sim-sized cases; collecting them takes "
+                  "several replays of each kernel, between which ncu restores memory, so even the "
+                  "'warm' rows see a mostly cold L2):", "",
+                  "| benchmark | n | steps | state | us | DRAM read MB | DRAM write MB | L2 hit % | "
+                  "SM GHz | red req | atom req |", "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for r in gpu["counters"]:
+            lines.append(f"| {r['bench']} | {r['n']:,} | {r['steps']} | {r['state']} | "
+                         f"{r.get(TIME, 0) / 1e3:.2f} | {r.get('dram__bytes_read.sum', 0) / 1e6:.2f} | "
+                         f"{r.get('dram__bytes_write.sum', 0) / 1e6:.2f} | "
+                         f"{_f(r.get('lts__t_sector_hit_rate.pct'), 1)} | "
+                         f"{_f(r.get('sm__cycles_elapsed.avg.per_second', 0) / 1e9, 3)} | "
+                         f"{r.get('l1tex__t_requests_pipe_lsu_mem_global_op_red.sum', 0):,.0f} | "
+                         f"{r.get('l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum', 0):,.0f} |")
+    if gpu.get("errors"):
+        lines += ["", "Errors: " + "; ".join(gpu["errors"])]
     return "\n".join(lines)
+
+
+def _f(x, digits=2):
+    return "-" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _bytes(b):
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= size:
+            return f"{b / size:.3g} {unit}"
+    return f"{b} B"
+
+
+def compare_rows(gpu: dict, sim: dict) -> list:
+    """One row per simulated case and cache state: GPU net rate, sim rate, ratio."""
+    out = []
+    for state in ("warm", "cold"):
+        g = gpu_table(gpu, state)
+        e = g.get(("empty", FULL, 0)) or 0.0
+        s = {(r["bench"], r["n"], r["steps"]): r["us"] for r in sim["rows"] if r["state"] == state}
+        for key in sorted(s, key=lambda k: (list(KERNELS).index(k[0]), k[1], k[2])):
+            b, n, steps = key
+            if b == "empty" or (b == "chase" and steps != max(k[2] for k in s if k[:2] == key[:2])):
+                continue
+            if key not in g:
+                continue
+            c = Case(b, n, steps)
+            if b == "chase":
+                gv, sv = chase_latency(g, n), chase_latency(s, n)
+                gus, net = g[key], None
+            else:
+                gus, net = g[key], g[key] - e
+                gv = c.value(net * 1e-6) if net > 0 else None
+                sv = c.value(s[key] * 1e-6) if s[key] > 0 else None
+            ratio = sv / gv if gv and sv else None
+            out.append({"bench": b, "n": n, "steps": steps, "state": state, "gpu_us": gus,
+                        "gpu_net_us": net, "sim_us": s[key], "gpu": gv, "sim": sv,
+                        "unit": UNITS[b], "ratio": ratio,
+                        "within": ratio is not None and abs(ratio - 1) <= 0.15})
+    return out
+
+
+def compare(gpu: dict, sim: dict) -> str:
+    rows = compare_rows(gpu, sim)
+    g = gpu_table(gpu, "warm")
+    e = g.get(("empty", FULL, 0))
+    lines = [f"Calibration: {sim['device']} ({sim.get('config', '')}) against {gpu['device']} "
+             f"(GPU run {gpu['date']}, simulator run {sim['date']}).", "",
+             f"GPU: Nsight Compute `gpu__time_duration`, median; 'net' is that minus the empty "
+             f"kernel's time on the same grid ({_f(e)} us warm). Simulator: timed-block cycles at "
+             f"{sim.get('clock_mhz', '?')} MHz, no launch overhead. Chase: ns per load from the slope "
+             "between 512 and 4096 steps on both devices (fixed costs cancel).", "",
+             "| benchmark | n | footprint | cache | GPU us | GPU net us | sim us | GPU | sim | unit | "
+             "sim / GPU | within 15% |", "|---|---:|---:|---|---:|---:|---:|---:|---:|---|---:|---|"]
+    for r in rows:
+        c = Case(r["bench"], r["n"], r["steps"])
+        lines.append(f"| {r['bench']} | {r['n']:,} | {_bytes(c.footprint())} | {r['state']} | "
+                     f"{r['gpu_us']:.2f} | {_f(r['gpu_net_us'])} | {r['sim_us']:.2f} | "
+                     f"{_f(r['gpu'], 3) if r['gpu'] and r['gpu'] < 100 else _f(r['gpu'], 0)} | "
+                     f"{_f(r['sim'], 3) if r['sim'] and r['sim'] < 100 else _f(r['sim'], 0)} | "
+                     f"{r['unit']} | {_f(r['ratio'])} | {'yes' if r['within'] else 'no'} |")
+    ok = sum(r["within"] for r in rows)
+    lines += ["", f"{ok} of {len(rows)} within 15%."]
+    return "\n".join(lines)
+
+
+def load_gpu(paths: str) -> dict:
+    """One GPU result from one JSON file or several, comma-separated (their samples pooled)."""
+    runs = [json.loads(pathlib.Path(f).read_text()) for f in paths.split(",")]
+    gpu = dict(runs[0])
+    for key in ("ncu", "graph", "counters", "errors"):
+        gpu[key] = [x for r in runs for x in r.get(key, [])]
+    gpu["date"] = ", ".join(sorted({r["date"] for r in runs}))
+    return gpu
+
+
+def load_sim(paths: str) -> dict:
+    """One simulator result from one JSON file or several, comma-separated (rows joined)."""
+    runs = [json.loads(pathlib.Path(f).read_text()) for f in paths.split(",")]
+    sim = dict(runs[0])
+    sim["rows"] = [x for r in runs for x in r["rows"]]
+    return sim
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m cuda_backend.calibrate", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--device", default="cuda")
-    p.add_argument("--out")
-    p.add_argument("--quick", action="store_true")
-    p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--compare", nargs=2, metavar=("GPU_JSON", "SIM_JSON"))
+    p.add_argument("--out", help="JSON file to write (GPU: its folder also gets ncu's CSVs)")
+    p.add_argument("--plan", default=None, help="gpu (default on the GPU), sim (default on a "
+                   "simulator) or quick")
+    p.add_argument("--states", default="warm,cold", help="simulator: cache states to run")
+    p.add_argument("--benches", help="simulator: only these benchmarks (comma-separated)")
+    p.add_argument("--budget", type=int, default=420, help="GPU: seconds to stop starting steps")
+    p.add_argument("--steps", default=STEPS, help="GPU: what:plan pairs (warm, cold: ncu sweeps; "
+                   "graph: CUDA-graph times; counters-warm, counters-cold: ncu counters); default "
+                   + STEPS)
+    p.add_argument("--compare", nargs=2, metavar=("GPU_JSON[,GPU_JSON...]", "SIM_JSON[,SIM_JSON...]"))
+    p.add_argument("--md", help="with --compare or --report: also write the table here")
+    p.add_argument("--report", metavar="GPU_JSON[,GPU_JSON...]")
+    p.add_argument("--child", help=argparse.SUPPRESS)
+    p.add_argument("--state", help=argparse.SUPPRESS)
+    p.add_argument("--measured", type=int, default=3, help=argparse.SUPPRESS)
+    p.add_argument("--tag", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    if args.compare:
-        gpu, sim = (json.loads(pathlib.Path(f).read_text()) for f in args.compare)
-        print(f"# Calibration: {sim['device']} against {gpu['device']} "
-              f"(GPU run {gpu['date']}, simulator run {sim['date']})\n")
-        print(compare(gpu["rows"], sim["rows"]))
+    if args.child:
+        return child(pathlib.Path(args.child), args.plan, args.state, args.measured, args.tag)
+    if args.compare or args.report:
+        if args.compare:
+            gpu, sim = load_gpu(args.compare[0]), load_sim(args.compare[1])
+            text = compare(gpu, sim)
+        else:
+            text = report(load_gpu(args.report))
+        print(text)
+        if args.md:
+            pathlib.Path(args.md).write_text(text + "\n")
+        return
+    if args.device.startswith("sim:"):
+        dev = simgpu.get_device(args.device)
+        cases = [c for c in plan(args.plan or "sim") if not args.benches or c.bench in args.benches.split(",")]
+        rows = measure_sim(dev, cases, tuple(args.states.split(",")))
+        result = {"device": args.device, "config": dev.config.gpu.name,
+                  "clock_mhz": dev.config.gpu.core_clock_mhz, "date": str(datetime.date.today()),
+                  "script": f"python -m cuda_backend.calibrate --device {args.device}", "rows": rows}
+        if args.out:
+            pathlib.Path(args.out).write_text(json.dumps(result, indent=1))
         return
     from .device import CudaUnavailable
     try:
-        dev = simgpu.get_device(args.device)
+        simgpu.get_device(args.device)
     except CudaUnavailable as exc:
         raise SystemExit(f"python -m cuda_backend.calibrate: {exc}") from None
-    rows = measure(dev, QUICK if args.quick else SIZES, args.repeats)
-    result = {"device": getattr(dev, "gpu_name", dev.name), "date": str(datetime.date.today()),
-              "rows": rows}
-    for r in rows:
-        print(f"{r['bench']:8} n={r['n']:>10,}  {r['value']:10.4g} {r['unit']:10} ({r['ms']:.4f} ms)")
-    if args.out:
-        pathlib.Path(args.out).write_text(json.dumps(result, indent=1))
+    out = pathlib.Path(args.out or "calibration-gpu.json")
+    result = measure_gpu(out, args.steps, args.budget)
+    text = report(result)
+    out.with_suffix(".md").write_text(text + "\n")
+    print(text)
 
 
 if __name__ == "__main__":

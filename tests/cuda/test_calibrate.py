@@ -1,0 +1,83 @@
+"""The calibration script's own logic, without a GPU: the simulator side, ncu CSV
+parsing, and the comparison's arithmetic."""
+import numpy as np
+import pytest
+
+import simgpu
+from cuda_backend import calibrate as C
+
+NCU_CSV = '''==PROF== Connected to process 9
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
+"0","9","python","h","empty","1","7","(256, 1, 1)","(1056, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","ns","2,592"
+"1","9","python","h","copy","1","7","(256, 1, 1)","(1056, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","ns","3,890"
+"1","9","python","h","copy","1","7","(256, 1, 1)","(1056, 1, 1)","0","9.0","Command line profiler metrics","dram__bytes_read.sum","byte","1,040,384"
+'''
+
+
+def test_parse_ncu_keeps_launch_order_and_every_metric():
+    launches = C.parse_ncu(NCU_CSV)
+    assert [l["kernel"] for l in launches] == ["empty", "copy"]
+    assert launches[0]["metrics"][C.TIME] == 2592
+    assert launches[1]["metrics"]["dram__bytes_read.sum"] == 1040384
+
+
+def test_rates_and_chase_slope():
+    assert C.Case("copy", 1 << 20).value(1e-6) == pytest.approx(8 * 2**20 / 1e-6 / 1e9)
+    assert C.Case("read", 1 << 20).value(1e-6) == pytest.approx(4 * 2**20 / 1e-6 / 1e9)
+    assert C.Case("gather", 1000).value(1e-6) == pytest.approx(1.0)       # G elements/s
+    # the slope between two step counts cancels any fixed cost
+    times = {("chase", 64, 512): 10.0 + 512 * 0.3, ("chase", 64, 4096): 10.0 + 4096 * 0.3}
+    assert C.chase_latency(times, 64) == pytest.approx(300.0)              # ns per load
+
+
+def _fake_gpu(sim_rows, scale, fixed_us):
+    """A GPU result whose device times are the simulator's x ``scale`` plus a fixed cost
+    (the empty kernel: the fixed cost alone)."""
+    ncu = [dict(bench=r["bench"], n=r["n"], steps=r["steps"], state=r["state"],
+                **{C.TIME: ((r["bench"] != "empty") * r["us"] * scale + fixed_us) * 1e3})
+           for r in sim_rows for _ in range(3)]
+    return {"device": "fake", "date": "today", "ncu": ncu, "graph": [], "counters": [], "errors": []}
+
+
+@pytest.fixture(scope="module")
+def quick_sim():
+    dev = simgpu.get_device("sim:h100")
+    rows = C.measure_sim(dev, C.plan("quick"))
+    return dev, {"device": "sim:h100", "date": "today", "clock_mhz": 1980, "rows": rows}
+
+
+def test_compare_subtracts_the_empty_kernel_and_judges_15_percent(quick_sim):
+    _, sim = quick_sim
+    assert {r["bench"] for r in sim["rows"]} == set(C.KERNELS) - {"read", "write"}
+    # the GPU takes the simulator's time plus 2.5 us of fixed cost: net, they agree
+    rows = C.compare_rows(_fake_gpu(sim["rows"], 1.0, 2.5), sim)
+    assert rows and all(r["within"] for r in rows)
+    assert all(r["ratio"] == pytest.approx(1.0) for r in rows)
+    # a GPU 1.25x slower than the model: every case is out; the model's rates are 1.25x
+    # the GPU's, its chase latency 0.8x
+    rows = C.compare_rows(_fake_gpu(sim["rows"], 1.25, 2.5), sim)
+    assert not any(r["within"] for r in rows)
+    assert all(r["ratio"] == pytest.approx(0.8 if r["bench"] == "chase" else 1.25) for r in rows)
+    assert "| no |" in C.compare(_fake_gpu(sim["rows"], 1.25, 2.5), sim)
+
+
+def test_model_chase_costs_the_configured_latencies():
+    """The chase slope on the model is its L2 hit latency (warm) and its DRAM round trip
+    (cold) plus a few cycles of loop: what the calibrated config values were fitted by."""
+    dev = simgpu.get_device("sim:h100")
+    cfg = dev.config
+    n = 1 << 24                      # 64 MiB: the 256 nodes visited almost never share a DRAM row
+    cases = [C.Case("chase", n, s) for s in (64, 256)]
+    rows = C.measure_sim(dev, cases)
+    for state, expect in (("warm", cfg.cache.l2_latency_cycles),
+                          ("cold", cfg.memory.interconnect_latency_cycles
+                           + cfg.memory.row_miss_latency_ns * cfg.gpu.core_clock_mhz / 1e3)):
+        times = {(r["bench"], r["n"], r["steps"]): r["us"] for r in rows if r["state"] == state}
+        cycles = C.chase_latency(times, n) * cfg.gpu.core_clock_mhz / 1e3
+        assert expect <= cycles <= expect + 10, (state, cycles, expect)
+
+
+def test_report_reads_a_gpu_sweep(quick_sim):
+    _, sim = quick_sim
+    text = C.report(_fake_gpu(sim["rows"], 1.0, 2.5))
+    assert "Empty kernel" in text and "| copy | 16,384 |" in text and "ns per dependent load" in text
