@@ -34,12 +34,28 @@ The kernel ``sv1_shortcut_mark_fused`` is the *wrong* step 1 the paper warns
 about (shortcutting and marking in one kernel under striding).  It exists only
 to show, on the simulator, why step 1 needs two kernels; the correct driver
 never uses it.
+
+Helper kernels (not the paper's; they keep the O(m) and O(n) work before
+and after the SV loop on the device, see README.md "Host and device"):
+    cc_edges_count_i64/_i32  per block: count the input edges that are not
+                             self-loops; count the edges with a vertex id
+                             outside [0, n) (one word, atomics)
+    cc_edges_pack_i64/_i32   write E from the raw (m, 2) input array: both
+                             orientations of every non-loop edge, in input
+                             order (a block-wide prefix sum in shared memory)
+    cc_label_offsets         per star: how far below its root its smallest
+                             vertex lies (atomic_max)
+    cc_label_gather          labels[i] = D[i] - that offset (int64)
+Atomics are fine there: they only add counts or take maxima, so their results
+do not depend on the schedule.  The SV kernels stay atomic-free.
 """
 from __future__ import annotations
 
-from simgpu.lang import Array, blockDim, blockIdx, gridDim, i32, i64, kernel, threadIdx
+from simgpu.lang import (Array, atomic_add, atomic_max, blockDim, blockIdx, device_function,
+                         gridDim, i32, i64, kernel, shared_array, syncthreads, threadIdx)
 
 LOW32 = 0xFFFFFFFF          # mask of j in an edge word (i64 constant)
+SCAN_BLOCK = 256            # largest block of the helper kernels' shared prefix sum
 
 
 @kernel
@@ -161,7 +177,167 @@ def sv5_any_change(Q: Array[i32], w: Array[i32], s: i32, n: i32):
         w[0] = 1
 
 
+# --- helpers: the input edges onto the device, the labels off it ------------------
+#
+# The raw input is the (m_in, 2) array as the user gave it, uploaded as one
+# flat array R (R[2k], R[2k + 1] = edge k), int64 or int32 (uint64 and uint32
+# arrays are uploaded as their signed views: an id >= 2^63 or >= 2^31 then
+# reads as negative and is reported as out of range).  Block b of the helper
+# launches owns the edges [b * chunk, (b + 1) * chunk) (chunk: a multiple of
+# blockDim.x, from the host), so that a block-wide prefix sum puts every edge
+# at its input position among the non-loop edges: E has the same layout as
+# the host's prepare_edges, on every device and under every schedule.
+
+
+@device_function
+def edge_status(u: i64, v: i64, n: i32) -> i32:
+    """0: a self-loop; 1: an edge to keep; 2: a vertex id outside [0, n)."""
+    if u < 0 or u >= n or v < 0 or v >= n:
+        return 2
+    if u == v:
+        return 0
+    return 1
+
+
+@device_function
+def block_inclusive_scan(s: Array[i32], f: i32) -> i32:
+    """Inclusive prefix sum of f over the threads of the block (Hillis-Steele
+    in the shared array s of at least blockDim.x words).  Every thread of
+    the block must call it; afterwards s[blockDim.x - 1] is the block's total,
+    valid until the block's next syncthreads()."""
+    t = threadIdx.x
+    s[t] = f
+    syncthreads()
+    off = 1
+    while off < blockDim.x:
+        x = s[t - off] if t >= off else 0
+        syncthreads()
+        s[t] += x
+        syncthreads()
+        off *= 2
+    return s[t]
+
+
+@kernel
+def cc_edges_count_i64(R: Array[i64], counts: Array[i32], n: i32, m_in: i32, chunk: i64):
+    """counts[b] += the non-loop edges of block b's chunk; counts[gridDim.x] +=
+    the edges with a vertex id outside [0, n).  counts: gridDim.x + 1 zeros."""
+    keep = 0
+    bad = 0
+    start = i64(blockIdx.x) * chunk
+    end = min(start + chunk, i64(m_in))
+    for k in range(start + threadIdx.x, end, blockDim.x):
+        st = edge_status(R[2 * k], R[2 * k + 1], n)
+        if st == 1:
+            keep += 1
+        elif st == 2:
+            bad += 1
+    if keep != 0:
+        atomic_add(counts, blockIdx.x, keep)
+    if bad != 0:
+        atomic_add(counts, gridDim.x, bad)
+
+
+@kernel
+def cc_edges_count_i32(R: Array[i32], counts: Array[i32], n: i32, m_in: i32, chunk: i64):
+    """cc_edges_count_i64 for an int32 input array."""
+    keep = 0
+    bad = 0
+    start = i64(blockIdx.x) * chunk
+    end = min(start + chunk, i64(m_in))
+    for k in range(start + threadIdx.x, end, blockDim.x):
+        st = edge_status(i64(R[2 * k]), i64(R[2 * k + 1]), n)
+        if st == 1:
+            keep += 1
+        elif st == 2:
+            bad += 1
+    if keep != 0:
+        atomic_add(counts, blockIdx.x, keep)
+    if bad != 0:
+        atomic_add(counts, gridDim.x, bad)
+
+
+@kernel
+def cc_edges_pack_i64(R: Array[i64], offsets: Array[i64], E: Array[i64], half: i64, m_in: i32,
+                      chunk: i64):
+    """E[pos] = (u << 32) | v and E[half + pos] = (v << 32) | u for the non-loop
+    edge (u, v) of input position k, pos = the non-loop edges before k
+    (offsets[b]: those before block b's chunk; half: all of them).  The block
+    walks its chunk in tiles of blockDim.x edges, the same number of tiles for
+    every thread (the prefix sum has barriers)."""
+    s = shared_array(i32, SCAN_BLOCK)
+    start = i64(blockIdx.x) * chunk
+    end = min(start + chunk, i64(m_in))
+    base = offsets[blockIdx.x]
+    for k0 in range(start, end, blockDim.x):
+        k = k0 + threadIdx.x
+        u = i64(0)
+        v = i64(0)
+        f = 0
+        if k < end:
+            u = R[2 * k]
+            v = R[2 * k + 1]
+            if u != v:
+                f = 1
+        pos = base + block_inclusive_scan(s, f) - 1
+        if f != 0:
+            E[pos] = (u << 32) | v
+            E[half + pos] = (v << 32) | u
+        base += s[blockDim.x - 1]
+        syncthreads()
+
+
+@kernel
+def cc_edges_pack_i32(R: Array[i32], offsets: Array[i64], E: Array[i64], half: i64, m_in: i32,
+                      chunk: i64):
+    """cc_edges_pack_i64 for an int32 input array."""
+    s = shared_array(i32, SCAN_BLOCK)
+    start = i64(blockIdx.x) * chunk
+    end = min(start + chunk, i64(m_in))
+    base = offsets[blockIdx.x]
+    for k0 in range(start, end, blockDim.x):
+        k = k0 + threadIdx.x
+        u = i64(0)
+        v = i64(0)
+        f = 0
+        if k < end:
+            u = i64(R[2 * k])
+            v = i64(R[2 * k + 1])
+            if u != v:
+                f = 1
+        pos = base + block_inclusive_scan(s, f) - 1
+        if f != 0:
+            E[pos] = (u << 32) | v
+            E[half + pos] = (v << 32) | u
+        base += s[blockDim.x - 1]
+        syncthreads()
+
+
+@kernel
+def cc_label_offsets(D: Array[i32], M: Array[i32], n: i32):
+    """After the SV loop (D: stars): M[r] = r - (the smallest vertex of r's
+    star), from M = 0.  Only vertices below their root take part, and only
+    while they would raise M[r] (a plain read first: few atomics per word
+    even when a star's root is its largest vertex)."""
+    for i in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, n, i64(gridDim.x) * blockDim.x):
+        r = D[i]
+        if i < r and r - i > M[r]:
+            atomic_max(M, r, i32(r - i))
+
+
+@kernel
+def cc_label_gather(D: Array[i32], M: Array[i32], labels: Array[i64], n: i32):
+    """labels[i] = the smallest vertex of i's star: D[i] - M[D[i]]."""
+    for i in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, n, i64(gridDim.x) * blockDim.x):
+        r = D[i]
+        labels[i] = i64(r - M[r])
+
+
 # The kernels of one round, in order (SV0 runs once before the first round).
 ROUND_KERNELS = ("sv1a_shortcut", "sv1b_mark", "sv2_hook", "sv3_hook_stagnant",
                  "sv4_shortcut", "sv5_any_change")
 ALL_KERNELS = ("sv0_init",) + ROUND_KERNELS
+# Helpers: before SV0 (one pair, by the input's dtype) and after the last round.
+EDGE_KERNELS = ("cc_edges_count_i64", "cc_edges_pack_i64", "cc_edges_count_i32",
+                "cc_edges_pack_i32")
+LABEL_KERNELS = ("cc_label_offsets", "cc_label_gather")

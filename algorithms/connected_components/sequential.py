@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["validate_edges", "label_sequential", "label_union_find", "INT32_MAX"]
+__all__ = ["validate_edges", "check_graph", "label_sequential", "label_union_find", "INT32_MAX"]
 
 INT32_MAX = 2**31 - 1  # the kernels index vertices and edges with int32
 
@@ -25,20 +25,7 @@ def validate_edges(n, edges) -> np.ndarray:
     than INT32_MAX of them, or with a vertex id outside [0, n) (naming the
     first offending edge index).  Self-loops, duplicate edges, isolated
     vertices and n = 0 or 1 are all fine."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise ValueError(f"n must be an integer, got {n!r}")
-    if n < 0:
-        raise ValueError(f"n must be >= 0, got {n}")
-    if n > INT32_MAX:
-        raise ValueError(f"n={n} does not fit the int32 index type (max {INT32_MAX})")
-    arr = np.asarray(edges)
-    if arr.ndim != 2 or arr.shape[1] != 2:
-        raise ValueError(f"edges must have shape (m, 2), got {arr.shape}")
-    if arr.dtype.kind not in "iu":
-        raise ValueError(f"edges must have an integer dtype, got {arr.dtype}")
-    if arr.shape[0] > INT32_MAX:
-        raise ValueError(f"m={arr.shape[0]} edges do not fit the int32 index type "
-                         f"(max {INT32_MAX})")
+    arr = check_graph(n, edges)
     if arr.shape[0] == 0:
         return np.empty((0, 2), dtype=np.int64)
     if arr.dtype.kind == "u" and arr.dtype.itemsize == 8:
@@ -54,6 +41,27 @@ def validate_edges(n, edges) -> np.ndarray:
         raise ValueError(f"edge {e} = ({u}, {v}): vertex id {which} is out of range "
                          f"[0, {n}){more}")
     return arr.astype(np.int64, copy=False)
+
+
+def check_graph(n, edges) -> np.ndarray:
+    """The checks of validate_edges that do not look at the vertex ids (O(1)):
+    n, and the shape, dtype and length of the edge array.  Returns the edges
+    as an array, not copied."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise ValueError(f"n must be an integer, got {n!r}")
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    if n > INT32_MAX:
+        raise ValueError(f"n={n} does not fit the int32 index type (max {INT32_MAX})")
+    arr = np.asarray(edges)
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise ValueError(f"edges must have shape (m, 2), got {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"edges must have an integer dtype, got {arr.dtype}")
+    if arr.shape[0] > INT32_MAX:
+        raise ValueError(f"m={arr.shape[0]} edges do not fit the int32 index type "
+                         f"(max {INT32_MAX})")
+    return arr
 
 
 def label_sequential(n, edges) -> np.ndarray:

@@ -10,8 +10,10 @@
         w = 0; SV5; if w == 0: stop    # step 5
 
 When the loop stops every tree is a star and no edge joins two stars, so D[i]
-is the root of i's component.  The labels are then normalized on the host
-(numpy): every vertex gets the smallest vertex id of its star.
+is the root of i's component.  The labels are then normalized on the device
+(helper kernels): every vertex gets the smallest vertex id of its star.
+The edge array E is built on the device too, from the input array as given
+(helper kernels before SV0): the host does only O(1) checks and copies.
 
 The kernels are in kernels.py; the reasoning for why this is right under any
 schedule (any winner of a concurrent write, any interleaving of warps) is in
@@ -24,7 +26,7 @@ import math
 import numpy as np
 
 from . import kernels as K
-from .sequential import INT32_MAX, validate_edges
+from .sequential import INT32_MAX, check_graph, validate_edges
 
 BLOCK = 256                 # threads per block unless `threads` is smaller
 DEFAULT_MAX_BLOCKS = 128    # default p: one thread per item, at most 128 blocks
@@ -84,49 +86,61 @@ def shiloach_vishkin(n, edges, device, threads=None, seed=0, launch_options=None
                      fused_step1=False, max_rounds=None, observer=None):
     """Run SV on `device`; returns (labels int64, rounds, launches, p, m_directed).
 
+    The input edges go to the device as they are (one copy of the (m, 2)
+    array, no host-side conversion for int32/int64/uint32/uint64); the helper
+    kernels check the vertex ids, drop self-loops and write E there, and,
+    after the last round, turn D into labels (see upload_edges, device_labels).
     launch_options: passed to every launch (engine=..., schedule=..., seed=...).
     Under schedule="random" every launch gets its own seed, derived from the
     base seed (launch_options["seed"] if given, else `seed`) and the launch's
-    position, so a run is reproducible and its launches differ from each other.
+    position (the SV kernels' positions among the SV launches, as before the
+    helper kernels existed; the helpers' from a stream of their own).
     fused_step1: use the WRONG fused step 1 (demonstration only).
     max_rounds: stop with ConvergenceError after this many rounds (default:
     4 * (floor(log_{3/2} n) + 2), far above what the correct variant needs).
-    observer: called as observer(kernel_name, s, D, Q) after every launch
-    (D, Q: the device arrays; s: the round, 0 for SV0), for tests that check
-    invariants between kernels.
+    observer: called as observer(kernel_name, s, D, Q) after every launch,
+    helpers included (D, Q: the device arrays; s: the round, 0 for SV0 and
+    the edge kernels), for tests that check invariants between kernels.
     """
-    words = prepare_edges(n, edges)
+    arr = np.asarray(edges)
+    if arr.size == 0 and arr.ndim <= 2:       # [] or np.empty((0, 2)), any dtype
+        arr = np.empty((0, 2), dtype=np.int64)
+    arr = check_graph(n, arr)                 # O(1); the ids are checked on the device
     n = int(n)
-    m = len(words)
     if n == 0:
+        validate_edges(n, arr)                # any edge is out of range
         return np.empty(0, dtype=np.int64), 0, [], 0, 0
-    grid, block = geometry(threads, max(n, m))
+    grid, block = geometry(threads, max(n, 2 * len(arr)))
     opts = dict(launch_options or {})
     base_seed = opts.pop("seed", seed)
     randomized = opts.get("schedule", "fixed") == "random"
     launches = []
+    sv_launches = 0
 
-    def launch(kernel, *args):
+    def launch(kernel, *args, helper=False):
+        nonlocal sv_launches
         o = dict(opts)
         if randomized:
-            o["seed"] = int(np.random.SeedSequence([int(base_seed), len(launches)])
-                            .generate_state(1)[0] & 0x7FFFFFFF)
+            entropy = [int(base_seed), len(launches) - sv_launches, 1] if helper \
+                else [int(base_seed), sv_launches]
+            o["seed"] = int(np.random.SeedSequence(entropy).generate_state(1)[0] & 0x7FFFFFFF)
         elif "seed" in (launch_options or {}):
             o["seed"] = base_seed
         rep = device.launch(kernel, grid, block, *args, **o)
         launches.append(rep)
+        sv_launches += not helper
         if observer is not None:
             observer(rep.kernel, s, D, Q)
         return rep
 
+    s = 0
     D = device.zeros(n, np.int32)
     Q = device.zeros(n, np.int32)
-    E = device.to_device(words) if m else device.zeros(1, np.int64)   # never read when m == 0
+    E, m = upload_edges(n, arr, device, grid, block, lambda k, *a: launch(k, *a, helper=True))
     w = device.zeros(1, np.int32)
     zero = np.zeros(1, dtype=np.int32)
     limit = max_rounds if max_rounds is not None else 4 * round_bound(n)
 
-    s = 0
     launch(K.sv0_init, D, Q, n)
     while True:
         s += 1
@@ -153,13 +167,76 @@ def shiloach_vishkin(n, edges, device, threads=None, seed=0, launch_options=None
         if int(w.to_host()[0]) == 0:
             break
 
-    root = D.to_host().astype(np.int64)
-    return normalize(root), s, launches, grid * block, m
+    labels = device_labels(D, n, device, lambda k, *a: launch(k, *a, helper=True))
+    return labels.to_host(), s, launches, grid * block, m
+
+
+def raw_edges(arr: np.ndarray) -> np.ndarray:
+    """The (m, 2) edge array as the flat int64 or int32 array the edge kernels
+    read: a view (no copy) of a contiguous int64/uint64/int32/uint32 array in
+    native byte order; unsigned ids >= 2^63 or 2^31 become negative, which
+    the kernels report as out of range.  Narrower types are widened to int32."""
+    dt = arr.dtype
+    if dt.isnative and dt.itemsize in (4, 8):
+        return np.ascontiguousarray(arr).reshape(-1).view(np.int64 if dt.itemsize == 8
+                                                          else np.int32)
+    return np.ascontiguousarray(arr, dtype=np.int64 if dt.itemsize == 8 else np.int32).reshape(-1)
+
+
+def upload_edges(n: int, arr: np.ndarray, device, grid: int, block: int, launch):
+    """(E, m): the device edge words, as prepare_edges makes them on the host,
+    built on the device: one copy of the input array, then
+      cc_edges_count_*  per block of the grid, the non-loop edges of its chunk
+                        of the input, and the edges with an id outside [0, n);
+      (host)            grid + 1 counts back: an error names the first bad edge
+                        (validate_edges on the host, only then); exclusive
+                        prefix sum of the grid counts, sent back as offsets;
+      cc_edges_pack_*   every block writes its non-loop edges, both
+                        orientations, at their input positions.
+    m = len(E) = 2 x (non-loop edges); E is a 1-word dummy when m == 0."""
+    m_in = len(arr)
+    if m_in == 0:
+        return device.zeros(1, np.int64), 0
+    raw = raw_edges(arr)
+    wide = raw.dtype == np.int64
+    R = device.to_device(raw)
+    chunk = -(-m_in // (grid * block)) * block        # a multiple of the block, >= 1 tile
+    counts = device.zeros(grid + 1, np.int32)
+    launch(K.cc_edges_count_i64 if wide else K.cc_edges_count_i32, R, counts, n, m_in, chunk)
+    c = counts.to_host().astype(np.int64)
+    if c[grid]:
+        validate_edges(n, arr)                        # raises, naming the first bad edge
+        raise RuntimeError(f"the device counted {c[grid]} edges out of range, the host none")
+    half = int(c[:grid].sum())
+    if 2 * half > INT32_MAX:
+        raise ValueError(f"{half} edges (not counting self-loops) give {2 * half} directed "
+                         f"edges, more than the int32 edge index allows ({INT32_MAX})")
+    if half == 0:
+        return device.zeros(1, np.int64), 0          # never read when m == 0
+    offsets = np.zeros(grid, dtype=np.int64)
+    np.cumsum(c[:grid - 1], out=offsets[1:])
+    E = device.empty(2 * half, np.int64)
+    launch(K.cc_edges_pack_i64 if wide else K.cc_edges_pack_i32, R, device.to_device(offsets), E,
+           half, m_in, chunk)
+    return E, 2 * half
+
+
+def device_labels(D, n: int, device, launch):
+    """Labels from the final parent array D (stars) on the device: the
+    smallest vertex of every star, int64.  M[r] = r - min(star of r) by
+    atomic_max from M = 0 (cc_label_offsets), then labels[i] = D[i] - M[D[i]]
+    (cc_label_gather).  Equal to normalize(D) when D is a forest of stars."""
+    M = device.zeros(n, np.int32)
+    labels = device.empty(n, np.int64)
+    launch(K.cc_label_offsets, D, M, n)
+    launch(K.cc_label_gather, D, M, labels, n)
+    return labels
 
 
 def normalize(root: np.ndarray) -> np.ndarray:
     """Labels from the final parent array: the smallest vertex id among the
-    vertices with the same D value (host, numpy)."""
+    vertices with the same D value (host, numpy; the reference for
+    device_labels, which the driver uses)."""
     n = len(root)
     smallest = np.full(n, n, dtype=np.int64)
     np.minimum.at(smallest, root, np.arange(n, dtype=np.int64))

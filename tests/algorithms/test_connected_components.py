@@ -48,9 +48,11 @@ def test_methods_and_result():
     r = cc.label(n, edges)                      # shiloach-vishkin on sim:gtx260
     assert r.rounds >= 1 and r.directed_edges == 6
     names = [rep.kernel for rep in r.launches]
-    assert names[0] == "sv0_init"
-    assert names[1:] == ["sv1a_shortcut", "sv1b_mark", "sv2_hook", "sv3_hook_stagnant",
-                         "sv4_shortcut", "sv5_any_change"] * r.rounds
+    # helpers: the edge array built on the device before SV0, the labels after the loop
+    assert names[:3] == ["cc_edges_count_i64", "cc_edges_pack_i64", "sv0_init"]
+    assert names[3:-2] == ["sv1a_shortcut", "sv1b_mark", "sv2_hook", "sv3_hook_stagnant",
+                           "sv4_shortcut", "sv5_any_change"] * r.rounds
+    assert names[-2:] == ["cc_label_offsets", "cc_label_gather"]
     assert all(rep.device == "sim:gtx260" and rep.grid[0] * rep.block[0] == r.threads
                for rep in r.launches)
     assert cc.label(n, edges, method="sequential").launches == []

@@ -12,7 +12,7 @@ from simgpu.ir import nodes as ir
 from algorithms import connected_components as cc
 from algorithms import generators as gen
 from algorithms.connected_components import kernels as K
-from algorithms.connected_components.shiloach_vishkin import shiloach_vishkin
+from algorithms.connected_components.shiloach_vishkin import normalize, shiloach_vishkin
 
 import simgpu
 
@@ -23,8 +23,11 @@ def lane_accesses(kernel, report):
 
 
 def counted(result):
-    """[(kernel name, reads, writes)] for every launch of a CCResult."""
-    return [(r.kernel, *lane_accesses(getattr(K, r.kernel), r)) for r in result.launches]
+    """[(kernel name, reads, writes)] for every SV kernel launch of a CCResult
+    (the helper kernels that build E and the labels are not the paper's; their
+    counts are checked in test_helper_kernel_counts)."""
+    return [(r.kernel, *lane_accesses(getattr(K, r.kernel), r)) for r in result.launches
+            if r.kernel in K.ALL_KERNELS]
 
 
 PAPER_READS = {  # n, m -> reads: the paper's Table 4, exact here except SV2
@@ -125,3 +128,33 @@ def test_conditional_writes_equal_the_counts_of_the_state(name):
         elif kernel == "sv5_any_change":
             marked = np.flatnonzero(Q == s)
             assert writes == len(np.unique(marked % p))
+
+
+def test_helper_kernel_counts():
+    """The helpers around the SV loop (not the paper's), lockstep, one item per
+    thread: the count kernel reads both ids of every input edge (2 m_in) and
+    adds to its block's count once per thread with a non-loop edge; the pack
+    kernel reads them again plus its block's offset (one per thread) and
+    writes each directed edge once (m); the label kernels read D once per
+    vertex, M[D[i]] for the vertices below their root (offsets: and raise it,
+    one atomic each), or D and M[D[i]] for every vertex (gather: n writes)."""
+    n, edges = GRAPHS["uniform with loops"]()
+    edges = np.concatenate([edges, [[7, 7], [9, 9], [7, 7]]])     # 3 self-loops
+    dev = simgpu.get_device("sim:gtx260")
+    states = []
+    labels, _, launches, p, m = shiloach_vishkin(
+        n, edges, dev, observer=lambda k, s, D, Q: states.append(D.to_host()))
+    m_in, loops = len(edges), 3
+    assert m == 2 * (m_in - loops) and p >= m_in
+    D = states[-1]                                    # final D: unchanged by the label kernels
+    below = int((np.arange(n) < D).sum())
+    assert below > 0                                  # the case the atomics are for
+    helpers = {r.kernel: r for r in launches if r.kernel not in K.ALL_KERNELS}
+    assert list(helpers) == ["cc_edges_count_i64", "cc_edges_pack_i64", "cc_label_offsets",
+                             "cc_label_gather"]
+    acc = {k: (r.loads.lanes, r.stores.lanes, r.atomics.lanes) for k, r in helpers.items()}
+    assert acc["cc_edges_count_i64"] == (2 * m_in, 0, m_in - loops)
+    assert acc["cc_edges_pack_i64"] == (2 * m_in + p, m, 0)
+    assert acc["cc_label_offsets"] == (n + below, 0, below)
+    assert acc["cc_label_gather"] == (2 * n, n, 0)
+    assert np.array_equal(labels, normalize(D))
