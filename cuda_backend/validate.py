@@ -342,6 +342,12 @@ def write_report(path, table, device_name, selected, kernels, elapsed_note=""):
             sv, gv = s.get(key), g.get(key)
             cells.append(f"{gv:,}" if sv == gv else f"{gv:,} (sim {sv:,})")
         lines.append(f"| {name} | {seed} | {k} | {kern} | " + " | ".join(cells) + f" | {verdict} |")
+    if table["unpaired"]:
+        lines += ["", "Runs whose launches did not all pair (the same kernel's r-th launch "
+                  "with its r-th): " + "; ".join(
+                      f"{n} seed {s}: sim {a} launches, GPU {b}"
+                      for n, s, a, b in table["unpaired"]) + ". Their rounds differ: the "
+                  "extra round's launches have no partner and are left out above."]
     lines += ["", "## Times", "",
               "GPU event: CUDA events around one launch through CuPy (median of 5), which "
               "includes the host's launch overhead; GPU kernel: Nsight Compute's "
@@ -359,12 +365,6 @@ def write_report(path, table, device_name, selected, kernels, elapsed_note=""):
                   f"{np.median(ratios):.2f}, range {min(ratios):.2f} to {max(ratios):.2f}."]
     if CALIBRATION_SECTION.exists():
         lines += ["", CALIBRATION_SECTION.read_text().rstrip()]
-    if table["unpaired"]:
-        lines += ["", "Runs whose launches did not all pair (the same kernel's r-th launch "
-                  "with its r-th): " + "; ".join(
-                      f"{n} seed {s}: sim {a} launches, GPU {b}"
-                      for n, s, a, b in table["unpaired"]) + ". Their rounds differ: the "
-                  "extra round's launches have no partner and are left out above."]
     launched = {r[3] for r in table["counts"]}
     missing = sorted(set(kernels) - launched)
     lines += ["", "## Kernels not validated by any case", ""]

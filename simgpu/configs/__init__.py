@@ -303,7 +303,8 @@ class AtomicsModel:
 
     global_atomic_latency_cycles: int = _f("cycles of one uncontended global atomic")
     same_address_serialization_cycles: float = _f(
-        "cycles between two atomics to the same address", _NONNEGATIVE)
+        "cycles between two atomics to the same address (with an L2: the time one sector "
+        "of a warp's atomic request holds its L2 slice)", _NONNEGATIVE)
 
 
 _SECTIONS: dict[str, type] = {

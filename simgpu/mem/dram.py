@@ -249,15 +249,21 @@ class MemorySystem:
             self._serve(self.parts[part], txns, t + self.half_trip, sample=False)
 
     def _l2_atomic(self, addresses, t: float) -> float:
-        """Atomics on GPUs with an L2 are done there (its slices hold the ALUs); lanes on
-        one address go one after another at the slice's serialization rate."""
+        """Atomics on GPUs with an L2 are done there (its slices hold the ALUs). Each
+        sector of a warp's atomic request holds its slice's atomic unit for
+        same_address_serialization_cycles, however many lanes of the warp hit it: on
+        the H100 one counter takes one warp request per 1.45 cycles whether it has 1
+        or 32 lanes, and 2^20 counters (4 sectors a request, all slices busy) about
+        4 x 1.45 cycles per request and slice (calibrate.py, docs/results/
+        calibration-h100.md). At least the slice's bandwidth time for 32 bytes."""
         done = t
         l2 = self.l2
-        for a, count in Counter(addresses).items():
+        hold = max(32 / self.l2_bytes_per_cycle, self.same_address)
+        for a in dict.fromkeys(addresses):       # each sector once, in order
             part = (a // self.interleave) % self.n
             l2.lookup(a, write=True)
             start = max(t, self.l2_free[part])
-            self.l2_free[part] = start + 32 / self.l2_bytes_per_cycle + (count - 1) * self.same_address
+            self.l2_free[part] = start + hold
             done = max(done, self.l2_free[part] + self.atomic_latency)
         if l2.evicted:
             self._write_back(t)
