@@ -129,8 +129,9 @@ def sim_point(ctx, graph, arg, m, blocks=None, engine=None) -> Point:
     if ctx.real_gpu and engine == "cuda":
         params["repeats"] = ctx.sizes["gpu_repeats"]
     scale = ctx.info.get("cost_scale", 1.0)
-    per_edge = 3e-5 if engine == "lockstep" else 7e-4
-    cost = 0.3 + scale * per_edge * m + (0.015 * blocks if blocks else 0)
+    # seconds per edge on a 2.5 GHz Xeon core, measured (simgpu paper --quick, 2026-11-23)
+    per_edge = 1e-5 if engine == "lockstep" else 1.5e-4
+    cost = 0.05 + scale * per_edge * m + (0.015 * blocks if blocks else 0)
     device = ctx.count_device if engine == "lockstep" else ctx.device
     return Point.make("cc_sim", device, cost=cost, **params)
 

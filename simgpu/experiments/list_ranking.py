@@ -123,9 +123,10 @@ LABELS = {"wylie": "GPU Wylie (pointer jumping)", "rs64": "GPU random splitter, 
 
 def _sim_cost(variant: str, n: int, ctx) -> float:
     scale = ctx.info.get("cost_scale", 1.0)
-    if variant == "wylie":          # seconds on a 2.5 GHz Xeon core, measured
-        return 0.3 + scale * 2.2e-4 * n * max(math.log2(max(n, 2)), 1) / 16
-    return 0.3 + scale * 7e-5 * n
+    # seconds on a 2.5 GHz Xeon core, measured (simgpu paper --quick, 2026-11-23)
+    if variant == "wylie":
+        return 0.05 + scale * 4e-5 * n * max(math.log2(max(n, 2)), 1) / 16
+    return 0.05 + scale * 1.2e-5 * n
 
 
 def sim_point(ctx, variant: str, n: int, threads=None) -> Point:
