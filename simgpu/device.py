@@ -215,7 +215,7 @@ class SimDevice(Device):
         self.copies: list[CopyReport] = []
         if config.cache.present:
             from .mem.dram import SectorCache
-            self.l2 = SectorCache(config.cache.l2_bytes, config.cache.sector_bytes)
+            self.l2 = SectorCache.for_config(config.cache)
 
     @property
     def limits(self):

@@ -216,6 +216,10 @@ class MemoryModel:
     min_access_bytes: int = _f("smallest memory transaction in bytes")
     interconnect_latency_cycles: int = _f("SM <-> partition round trip outside DRAM, in core cycles", _NONNEGATIVE)
     coalescing: str = _f('"half-warp" (CC 1.2/1.3 segments) or "sector" (CC 2.x+ 32-byte sectors)', None)
+    read_efficiency: float | None = _opt("fraction of the peak that reads sustain (default 1)")
+    write_efficiency: float | None = _opt("fraction of the peak that writes sustain (default 1)")
+    reorder: bool | None = _opt("first-ready scheduling: a request waiting for its bank does "
+                                "not hold up the partition's bus (default false: in order)", None)
 
     @property
     def computed_bandwidth_gbps(self) -> float:
@@ -247,6 +251,10 @@ class MemoryModel:
         if self.partition_interleave_bytes % self.min_access_bytes:
             err("partition_interleave_bytes",
                 f"{self.partition_interleave_bytes} is not a multiple of min_access_bytes = {self.min_access_bytes}")
+        for name in ("read_efficiency", "write_efficiency"):
+            value = getattr(self, name)
+            if value is not None and value > 1:
+                err(name, f"{value} is a fraction of the peak: at most 1")
         if self.coalescing not in _COALESCING:
             err("coalescing", f"expected one of {', '.join(map(repr, _COALESCING))}, got {self.coalescing!r}")
 
@@ -268,8 +276,12 @@ class CacheModel:
     l2_bytes: int | None = _opt("L2 size in bytes")
     l2_latency_cycles: int | None = _opt("cycles of an L2 hit")
     l2_bandwidth_gbps: float | None = _opt("L2 bandwidth in GB/s")
+    l2_dirty_bytes: int | None = _opt("most written (dirty) data the L2 keeps; beyond it the "
+                                      "oldest is written back (default: no limit)")
+    l2_fill_bytes: int | None = _opt("bytes fetched from DRAM per L2 load miss, a multiple of "
+                                     "sector_bytes (default: one sector)")
 
-    _OPTIONAL_WHEN_PRESENT = ("l2_bandwidth_gbps", "l1_sets")
+    _OPTIONAL_WHEN_PRESENT = ("l2_bandwidth_gbps", "l1_sets", "l2_dirty_bytes", "l2_fill_bytes")
 
     def _check(self, err) -> None:
         others = [f.name for f in dataclasses.fields(self) if f.name != "present"]
@@ -279,6 +291,10 @@ class CacheModel:
                     err(name, f"missing; required when present = true ({_doc(type(self), name)})")
             if self.l1_line_bytes % self.sector_bytes:
                 err("l1_line_bytes", f"{self.l1_line_bytes} is not a multiple of sector_bytes = {self.sector_bytes}")
+            if self.l2_fill_bytes is not None and (self.l2_fill_bytes % self.sector_bytes
+                                                   or self.l2_fill_bytes > self.l1_line_bytes):
+                err("l2_fill_bytes", f"{self.l2_fill_bytes} is not a multiple of sector_bytes = "
+                                     f"{self.sector_bytes} up to a line ({self.l1_line_bytes})")
             if self.l1_sets is not None and self.l1_bytes_per_sm < self.l1_sets * self.l1_line_bytes:
                 err("l1_sets", f"{self.l1_sets} sets of {self.l1_line_bytes} B lines do not fit in "
                                f"l1_bytes_per_sm = {self.l1_bytes_per_sm}")

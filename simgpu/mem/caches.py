@@ -21,24 +21,36 @@ the end, an eviction takes the first key.
 """
 from __future__ import annotations
 
+from collections import deque
+
 
 class SectorCache:
     """A set-associative cache of sectors with LRU replacement and write-back."""
 
     WAYS = 16
 
-    def __init__(self, size_bytes: int, sector_bytes: int):
+    def __init__(self, size_bytes: int, sector_bytes: int, dirty_bytes: int | None = None):
         self.sector = sector_bytes
         self.sets = max(1, size_bytes // (sector_bytes * self.WAYS))
         self.lines: dict = {}                  # set -> {tag: [ready, dirty]}, LRU first
         self.hits = 0
         self.misses = 0
-        self.writebacks = 0                    # dirty sectors evicted, over the cache's life
+        self.writebacks = 0                    # dirty sectors written back, over the cache's life
         self.evicted: list = []                # their addresses, until queued at DRAM
+        # At most this many dirty sectors: beyond it the oldest dirty one is written
+        # back (and stays, clean). A GPU's L2 keeps far less dirty data than it holds.
+        self.dirty_limit = dirty_bytes // sector_bytes if dirty_bytes else None
+        self.dirty_count = 0
+        self._dirty_order: deque = deque()     # tags in the order they became dirty
         # Ready times are kept on one clock over the cache's life: a launch's cycle t
         # is clock + t, and each launch moves the clock past its end, so data left by
         # an earlier launch is never "still on its way".
         self.clock = 0.0
+
+    @classmethod
+    def for_config(cls, cache) -> "SectorCache":
+        """The L2 of a config's ``[cache]`` section."""
+        return cls(cache.l2_bytes, cache.sector_bytes, cache.l2_dirty_bytes)
 
     def find(self, address: int):
         """The entry ``[ready, dirty]`` of the sector holding ``address`` (a hit, made most
@@ -65,9 +77,36 @@ class SectorCache:
             victim = next(iter(ways))
             if ways.pop(victim)[1]:
                 self.writebacks += 1
+                self.dirty_count -= 1
                 self.evicted.append(victim * self.sector)
-        entry = ways[tag] = [ready, dirty]
+        entry = ways[tag] = [ready, False]
+        if dirty:
+            self.make_dirty(address, entry)
         return entry
+
+    def make_dirty(self, address: int, entry: list) -> None:
+        """Mark ``entry`` (the sector of ``address``) written; past the dirty limit,
+        write the oldest dirty sector back."""
+        if entry[1]:
+            return
+        entry[1] = True
+        self.dirty_count += 1
+        if self.dirty_limit is None:
+            return
+        order = self._dirty_order
+        order.append(address // self.sector)
+        if len(order) > 2 * self.dirty_limit + 1024:    # drop tags evicted since (bounded)
+            lines, sets = self.lines, self.sets
+            self._dirty_order = order = deque(
+                t for t in order if (e := lines.get(t % sets, {}).get(t)) is not None and e[1])
+        while self.dirty_count > self.dirty_limit and order:
+            tag = order.popleft()
+            old = self.lines.get(tag % self.sets, {}).get(tag)
+            if old is not None and old[1]:     # still here and still dirty
+                old[1] = False
+                self.dirty_count -= 1
+                self.writebacks += 1
+                self.evicted.append(tag * self.sector)
 
     def lookup(self, address: int, write: bool = False) -> bool:
         """True on a hit; on a miss the sector is filled (evicting the LRU one).
@@ -77,7 +116,7 @@ class SectorCache:
             self.fill(address, 0.0, write)
             return False
         if write:
-            entry[1] = True
+            self.make_dirty(address, entry)
         return True
 
     def dirty_sectors(self) -> int:

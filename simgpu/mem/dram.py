@@ -69,6 +69,10 @@ class MemorySystem:
         self.row_bytes = m.row_buffer_bytes
         cycle_ns = 1e3 / config.gpu.core_clock_mhz
         self.bytes_per_cycle = m.peak_bandwidth_gbps / m.partitions * cycle_ns   # GB/s * ns = B
+        # what the partitions sustain, by direction (HBM3 refresh, turnarounds, ...)
+        self.read_bytes_per_cycle = self.bytes_per_cycle * (m.read_efficiency or 1.0)
+        self.write_bytes_per_cycle = self.bytes_per_cycle * (m.write_efficiency or 1.0)
+        self.reorder = bool(m.reorder)
         self.hit = m.row_hit_latency_ns / cycle_ns
         self.activate = (m.row_miss_latency_ns - m.row_hit_latency_ns) / cycle_ns
         self.half_trip = m.interconnect_latency_cycles / 2
@@ -79,10 +83,11 @@ class MemorySystem:
         self._chunk_rows = self.row_bytes % self.interleave == 0
         self._where_cache: dict = {}
         c = config.cache
-        self.l2 = l2 if l2 is not None or not c.present else SectorCache(c.l2_bytes, c.sector_bytes)
+        self.l2 = l2 if l2 is not None or not c.present else SectorCache.for_config(c)
         self.l1: list = []
         if self.l2 is not None:
             self.l2_latency = c.l2_latency_cycles
+            self.l2_fill = c.l2_fill_bytes or c.sector_bytes
             # each partition's L2 slice serves its share of the L2 bandwidth
             l2_gbps = c.l2_bandwidth_gbps or 2 * m.peak_bandwidth_gbps
             self.l2_bytes_per_cycle = l2_gbps / self.n * cycle_ns
@@ -145,7 +150,7 @@ class MemorySystem:
             else:
                 txns.append((w[1], w[2], s, a))
         for part, txns in by_part.items():
-            finish = self._serve(self.parts[part], txns, arrive)
+            finish = self._serve(self.parts[part], txns, arrive, write=kind == "store")
             if kind == "atomic":
                 # Read-modify-write at the partition; lanes on one address go one by one.
                 collisions = max(Counter(a for *_, a in txns).values())
@@ -170,6 +175,7 @@ class MemorySystem:
             l1_line, l1_sector, per_line = l1.line, l1.sector, l1.per_line
             l1_sets, l1_count, l1_ways = l1.sets, l1.set_count, l1.ways
         line = k = None
+        fill, fetched, wanted = (self.l2_fill if load else 0), None, None
         for a, s in zip(addresses, sizes):
             if l1 is not None:
                 # L1Cache.find, inlined: the line made most recently used, or allocated.
@@ -209,8 +215,8 @@ class MemorySystem:
                     entry = l2.fill(a, clock + ready, True)
                 elif entry[0] - clock > ready:
                     ready = entry[0] - clock                 # the sector is still on its way
-                if not load:
-                    entry[1] = True
+                if not load and not entry[1]:
+                    l2.make_dirty(a, entry)
                 if line is not None:
                     line[k] = ready
                 if ready > done:
@@ -219,6 +225,23 @@ class MemorySystem:
             txns = by_part.get(part)
             if txns is None:
                 txns = by_part[part] = []
+            if fill > s:
+                # The DRAM returns the aligned block around the sector (l2_fill_bytes), one
+                # transaction per block: the block's other sectors come with it.
+                base = a - a % fill
+                if fetched is None:
+                    fetched, wanted = {}, set(addresses)
+                at = fetched.get(base)
+                if at is not None:                   # its block is already on the way
+                    misses.append((at[0], at[1], l2.fill(a, 0.0), line, k))
+                    continue
+                fetched[base] = (part, len(txns))
+                for b in range(base, base + fill, l2_sector):
+                    tb = b // l2_sector
+                    # (sectors this instruction asks for come here as misses themselves)
+                    if b not in wanted and tb not in l2_lines.get(tb % l2_sets, ()):
+                        misses.append((part, len(txns), l2.fill(b, 0.0), None, 0))
+                s = fill
             misses.append((part, len(txns), l2.fill(a, 0.0), line, k))
             txns.append((bank, row, s, a))
         if by_part:
@@ -246,7 +269,12 @@ class MemorySystem:
             by_part.setdefault(part, []).append((bank, row, self.l2.sector, a))
         self.l2.evicted.clear()
         for part, txns in by_part.items():
-            self._serve(self.parts[part], txns, t + self.half_trip, sample=False)
+            done = self._serve(self.parts[part], txns, t + self.half_trip, sample=False,
+                               write=True)
+            # The kernel is not over before the DRAM has taken the write-backs its own
+            # stores forced out of the L2 (the L2 cannot hold more than it has).
+            if done > self.drained:
+                self.drained = done
 
     def _l2_atomic(self, addresses, t: float) -> float:
         """Atomics on GPUs with an L2 are done there (its slices hold the ALUs). Each
@@ -271,9 +299,14 @@ class MemorySystem:
         return done
 
     def _serve(self, p: Partition, txns, arrive: float, finishes: list | None = None,
-               sample: bool = True):
+               sample: bool = True, write: bool = False):
         """Serve ``txns`` [(bank, row, size, address)] arriving at ``arrive``; return when
-        the last is done at the partition (and, given ``finishes``, (last, each one's))."""
+        the last is done at the partition (and, given ``finishes``, (last, each one's)).
+
+        In order (the default), a transaction waiting for its bank holds the bus for
+        the ones behind it; with ``reorder`` (first-ready, as GPU memory controllers
+        schedule) the bus is only a rate limit: the transactions take its slots in
+        arrival order, and each is done when both its bank and its slot allow."""
         in_flight = p.in_flight
         while in_flight and in_flight[0] <= arrive:
             in_flight.popleft()
@@ -286,7 +319,8 @@ class MemorySystem:
         last = arrive
         bank_free, open_row, append = p.bank_free, p.open_row, in_flight.append
         bus_free, busy, hits, moved = p.bus_free, p.busy, 0, 0
-        activate, per_cycle, hit = self.activate, self.bytes_per_cycle, self.hit
+        activate, hit, reorder = self.activate, self.hit, self.reorder
+        per_cycle = self.write_bytes_per_cycle if write else self.read_bytes_per_cycle
         for b, r, s, _ in txns:
             ready = bank_free[b]
             if ready < arrive:
@@ -297,12 +331,19 @@ class MemorySystem:
             else:
                 hits += 1
             data = s / per_cycle
-            bus_free = (ready if ready > bus_free else bus_free) + data
-            bank_free[b] = bus_free
+            if reorder:
+                bus_free = (arrive if arrive > bus_free else bus_free) + data
+                done = ready + data if ready + data > bus_free else bus_free
+            else:
+                bus_free = (ready if ready > bus_free else bus_free) + data
+                done = bus_free
+            bank_free[b] = done
             busy += data
             moved += s
-            last = bus_free + hit
-            append(last)
+            done += hit
+            if done > last:
+                last = done
+            append(done)
         if finishes is not None:                       # each one's: the deque's last entries
             end = len(in_flight)
             finishes += [in_flight[i] for i in range(end - len(txns), end)]

@@ -70,10 +70,12 @@ def shared_stride(out: Array[i32], stride: i32):
 
 def dram_load_cycles(dev):
     """An uncontended load that misses everywhere, by hand: out and back over the
-    interconnect, a row activation, one 32-byte burst, the column latency."""
+    interconnect, a row activation, one burst of the L2's fill size at the
+    partition's sustained read rate, the column latency."""
     m, cfg = dev.config.memory, dev.config
     cycle_ns = 1e3 / cfg.gpu.core_clock_mhz
-    burst = 32 / (m.peak_bandwidth_gbps / m.partitions * cycle_ns)
+    fill = cfg.cache.l2_fill_bytes or cfg.cache.sector_bytes
+    burst = fill / (m.peak_bandwidth_gbps * (m.read_efficiency or 1) / m.partitions * cycle_ns)
     return (m.interconnect_latency_cycles + (m.row_miss_latency_ns - m.row_hit_latency_ns) / cycle_ns
             + burst + m.row_hit_latency_ns / cycle_ns)
 
