@@ -540,6 +540,7 @@ def compare_rows(gpu: dict, sim: dict) -> list:
         g = gpu_table(gpu, state)
         e = g.get(("empty", FULL, 0)) or 0.0
         s = {(r["bench"], r["n"], r["steps"]): r["us"] for r in sim["rows"] if r["state"] == state}
+        se = s.get(("empty", FULL, 0)) or 0.0      # the model's fixed cost per kernel, likewise
         for key in sorted(s, key=lambda k: (list(KERNELS).index(k[0]), k[1], k[2])):
             b, n, steps = key
             if b == "empty" or (b == "chase" and steps != max(k[2] for k in s if k[:2] == key[:2])):
@@ -553,7 +554,7 @@ def compare_rows(gpu: dict, sim: dict) -> list:
             else:
                 gus, net = g[key], g[key] - e
                 gv = c.value(net * 1e-6) if net > 0 else None
-                sv = c.value(s[key] * 1e-6) if s[key] > 0 else None
+                sv = c.value((s[key] - se) * 1e-6) if s[key] > se else None
             ratio = sv / gv if gv and sv else None
             out.append({"bench": b, "n": n, "steps": steps, "state": state, "gpu_us": gus,
                         "gpu_net_us": net, "sim_us": s[key], "gpu": gv, "sim": sv,
@@ -566,11 +567,14 @@ def compare(gpu: dict, sim: dict) -> str:
     rows = compare_rows(gpu, sim)
     g = gpu_table(gpu, "warm")
     e = g.get(("empty", FULL, 0))
+    se = next((r["us"] for r in sim["rows"] if r["bench"] == "empty" and r["n"] == FULL
+               and r["state"] == "warm"), 0.0)
     lines = [f"Calibration: {sim['device']} ({sim.get('config', '')}) against {gpu['device']} "
              f"(GPU run {gpu['date']}, simulator run {sim['date']}).", "",
              f"GPU: Nsight Compute `gpu__time_duration`, median; 'net' is that minus the empty "
              f"kernel's time on the same grid ({_f(e)} us warm). Simulator: timed-block cycles at "
-             f"{sim.get('clock_mhz', '?')} MHz, no launch overhead. Chase: ns per load from the slope "
+             f"{sim.get('clock_mhz', '?')} MHz, no launch overhead; its rates are net of its "
+             f"own empty kernel ({_f(se)} us) likewise. Chase: ns per load from the slope "
              "between 512 and 4096 steps on both devices (fixed costs cancel).", "",
              "| benchmark | n | footprint | cache | GPU us | GPU net us | sim us | GPU | sim | unit | "
              "sim / GPU | within 15% |", "|---|---:|---:|---|---:|---:|---:|---:|---:|---|---:|---|"]

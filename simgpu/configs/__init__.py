@@ -182,6 +182,10 @@ class IssueModel:
     alu_latency_cycles: int = _f("cycles until an arithmetic result can be read")
     shared_memory_latency_cycles: int = _f("cycles of a shared-memory load")
     kernel_launch_overhead_us: float = _f("time added per kernel launch, in microseconds", _NONNEGATIVE)
+    kernel_fixed_us: float | None = _opt("the GPU's own fixed time per kernel (dispatch, drain), "
+                                         "in microseconds (default 0)", _NONNEGATIVE)
+    block_dispatch_ns: float | None = _opt("the GPU's time per thread block on top of it, in ns "
+                                           "(default 0)", _NONNEGATIVE)
 
     @property
     def warp_instructions_per_cycle(self) -> float:

@@ -31,10 +31,13 @@ def test_rates_and_chase_slope():
 
 
 def _fake_gpu(sim_rows, scale, fixed_us):
-    """A GPU result whose device times are the simulator's x ``scale`` plus a fixed cost
-    (the empty kernel: the fixed cost alone)."""
+    """A GPU result whose device times are the simulator's, net of its own empty kernel
+    on the same grid, x ``scale`` plus a fixed cost of its own (the empty kernel: the
+    fixed cost alone)."""
+    empty = {(r["state"], r["n"]): r["us"] for r in sim_rows if r["bench"] == "empty"}
+    net = {id(r): r["us"] - empty.get((r["state"], C.FULL), 0.0) for r in sim_rows}
     ncu = [dict(bench=r["bench"], n=r["n"], steps=r["steps"], state=r["state"],
-                **{C.TIME: ((r["bench"] != "empty") * r["us"] * scale + fixed_us) * 1e3})
+                **{C.TIME: ((r["bench"] != "empty") * net[id(r)] * scale + fixed_us) * 1e3})
            for r in sim_rows for _ in range(3)]
     return {"device": "fake", "date": "today", "ncu": ncu, "graph": [], "counters": [], "errors": []}
 
