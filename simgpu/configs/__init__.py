@@ -279,13 +279,19 @@ class CacheModel:
     l1_sets: int | None = _opt("sets of the L1 (its ways follow from its size); default 4")
     l2_bytes: int | None = _opt("L2 size in bytes")
     l2_latency_cycles: int | None = _opt("cycles of an L2 hit")
-    l2_bandwidth_gbps: float | None = _opt("L2 bandwidth in GB/s")
+    l2_bandwidth_gbps: float | None = _opt("L2 bandwidth in GB/s (loads)")
+    l2_store_bandwidth_gbps: float | None = _opt("L2 bandwidth of stores in GB/s (default: "
+                                                 "l2_bandwidth_gbps)")
+    l2_combined_bandwidth_gbps: float | None = _opt("L2 bandwidth of loads and stores together "
+                                                    "in GB/s (default: l2_bandwidth_gbps)")
     l2_dirty_bytes: int | None = _opt("most written (dirty) data the L2 keeps; beyond it the "
                                       "oldest is written back (default: no limit)")
     l2_fill_bytes: int | None = _opt("bytes fetched from DRAM per L2 load miss, a multiple of "
                                      "sector_bytes (default: one sector)")
 
-    _OPTIONAL_WHEN_PRESENT = ("l2_bandwidth_gbps", "l1_sets", "l2_dirty_bytes", "l2_fill_bytes")
+    _OPTIONAL_WHEN_PRESENT = ("l2_bandwidth_gbps", "l2_store_bandwidth_gbps",
+                              "l2_combined_bandwidth_gbps", "l1_sets", "l2_dirty_bytes",
+                              "l2_fill_bytes")
 
     def _check(self, err) -> None:
         others = [f.name for f in dataclasses.fields(self) if f.name != "present"]

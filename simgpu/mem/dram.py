@@ -88,10 +88,15 @@ class MemorySystem:
         if self.l2 is not None:
             self.l2_latency = c.l2_latency_cycles
             self.l2_fill = c.l2_fill_bytes or c.sector_bytes
-            # each partition's L2 slice serves its share of the L2 bandwidth
+            # each partition's L2 slice serves its share of the L2 bandwidth: loads at
+            # l2_bandwidth_gbps, stores at l2_store_bandwidth_gbps, both together at
+            # l2_combined_bandwidth_gbps (each defaults to the load figure: one budget)
             l2_gbps = c.l2_bandwidth_gbps or 2 * m.peak_bandwidth_gbps
-            self.l2_bytes_per_cycle = l2_gbps / self.n * cycle_ns
-            self.l2_free = [0.0] * self.n
+            self.l2_bytes_per_cycle = (c.l2_combined_bandwidth_gbps or l2_gbps) / self.n * cycle_ns
+            self.l2_load_per_cycle = l2_gbps / self.n * cycle_ns
+            self.l2_store_per_cycle = (c.l2_store_bandwidth_gbps or l2_gbps) / self.n * cycle_ns
+            self.l2_free = [0.0] * self.n               # the slice, both directions
+            self.l2_free_dir = {True: [0.0] * self.n, False: [0.0] * self.n}   # by load?
             self.l2_start = (self.l2.hits, self.l2.misses, self.l2.writebacks)
             self.l2.evicted.clear()
             self.clock = self.l2.clock             # this launch's cycle 0 on the L2's clock
@@ -164,6 +169,8 @@ class MemorySystem:
         load = kind == "load"
         l1 = self.l1[sm] if load and self.l1 else None
         l2, l2_free, per_cycle, l2_latency = self.l2, self.l2_free, self.l2_bytes_per_cycle, self.l2_latency
+        dir_free = self.l2_free_dir[load]
+        dir_per_cycle = self.l2_load_per_cycle if load else self.l2_store_per_cycle
         clock = self.clock                     # L2 entries hold ready times on the L2's clock
         where, cache, interleave = self._where, self._where_cache, self.interleave
         l2_sets, l2_sector, l2_lines = l2.sets, l2.sector, l2.lines
@@ -209,8 +216,11 @@ class MemorySystem:
             if entry is not None or not load:
                 # An L2 hit, or a store (write-back L2: it allocates without fetching).
                 start = t if t > l2_free[part] else l2_free[part]
+                if dir_free[part] > start:
+                    start = dir_free[part]
                 l2_free[part] = start + s / per_cycle
-                ready = l2_free[part] + l2_latency           # a round trip
+                dir_free[part] = start + s / dir_per_cycle
+                ready = max(l2_free[part], dir_free[part]) + l2_latency   # a round trip
                 if entry is None:
                     entry = l2.fill(a, clock + ready, True)
                 elif entry[0] - clock > ready:
