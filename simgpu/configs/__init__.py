@@ -391,12 +391,24 @@ class GPUConfig:
             f"  coalescing    {mem.coalescing}, {mem.min_access_bytes} B minimum access, "
             f"interconnect {mem.interconnect_latency_cycles} cycles",
         ]
+        dram = [f"reads at {mem.read_efficiency:g} of peak" if mem.read_efficiency else "",
+                f"writes at {mem.write_efficiency:g}" if mem.write_efficiency else "",
+                "first-ready scheduling" if mem.reorder else ""]
+        if any(dram):
+            lines.append("  DRAM          " + ", ".join(x for x in dram if x))
         if c.present:
             l2bw = f", {c.l2_bandwidth_gbps:g} GB/s" if c.l2_bandwidth_gbps is not None else ""
+            if c.l2_store_bandwidth_gbps or c.l2_combined_bandwidth_gbps:
+                l2bw += (f" loads, {c.l2_store_bandwidth_gbps or c.l2_bandwidth_gbps:g} stores, "
+                         f"{c.l2_combined_bandwidth_gbps or c.l2_bandwidth_gbps:g} both")
             lines.append(
                 f"  caches        L1 {_size(c.l1_bytes_per_sm)}/SM ({c.l1_line_bytes} B lines, "
                 f"{c.sector_bytes} B sectors, {c.l1_latency_cycles} cycles); "
                 f"L2 {_size(c.l2_bytes)} ({c.l2_latency_cycles} cycles{l2bw})")
+            extra = [f"{_size(c.l2_dirty_bytes)} dirty at most" if c.l2_dirty_bytes else "",
+                     f"{c.l2_fill_bytes} B per miss" if c.l2_fill_bytes else ""]
+            if any(extra):
+                lines.append("                L2: " + ", ".join(x for x in extra if x))
         else:
             lines.append("  caches        none on the global-memory path")
         lines += [
@@ -408,7 +420,9 @@ class GPUConfig:
             f"                per block: {_size(lim.shared_memory_per_block_bytes)} shared; "
             f"{lim.max_registers_per_thread} registers/thread",
             f"  host link     PCIe gen {p.generation}, {p.bandwidth_gbps:g} GB/s, {p.latency_us:g} us per copy; "
-            f"launch {iss.kernel_launch_overhead_us:g} us",
+            f"launch {iss.kernel_launch_overhead_us:g} us"
+            + (f"; GPU {iss.kernel_fixed_us or 0:g} us + {iss.block_dispatch_ns or 0:g} ns/block "
+               "per kernel" if iss.kernel_fixed_us or iss.block_dispatch_ns else ""),
             f"  atomics       {self.atomics.global_atomic_latency_cycles} cycles, same address every "
             f"{self.atomics.same_address_serialization_cycles:g} cycles",
         ]
