@@ -234,7 +234,6 @@ def setup(dev, case: Case, rng):
 
 def measure_sim(dev, cases, states=("warm", "cold")) -> list:
     """Rows {bench, n, steps, state, us, wall_s} on a simulated device (timed-block)."""
-    from simgpu.mem.dram import SectorCache
     dev.default_engine = "timed-block"
     cfg = dev.config
     rows = []
@@ -252,8 +251,8 @@ def measure_sim(dev, cases, states=("warm", "cold")) -> list:
             t0 = time.perf_counter()
             if state == "warm":
                 dev.launch(kern, grid, block, *args)
-            elif cfg.cache.present:
-                dev.l2 = SectorCache.for_config(cfg.cache)
+            else:
+                dev.flush_caches()
             rep = dev.launch(kern, grid, block, *args)
             us = rep.cycles / cfg.gpu.core_clock_mhz
             rows.append({"bench": case.bench, "n": case.n, "steps": case.steps, "state": state,

@@ -210,12 +210,17 @@ class SimDevice(Device):
         # The engine used where a launch names none (lockstep, or warps for random
         # schedules); set it to "timed" or "timed-block" to time whole algorithms.
         self.default_engine: str | None = None
-        self.l2 = None                  # the L2's contents, kept across launches
         # Every host<->device copy, timed over the config's PCIe link (CopyReport).
         self.copies: list[CopyReport] = []
-        if config.cache.present:
-            from .mem.dram import SectorCache
-            self.l2 = SectorCache.for_config(config.cache)
+        self.flush_caches()
+
+    def flush_caches(self) -> None:
+        """Start the L2 empty (clean): what Nsight Compute's ``--cache-control all``
+        does before each kernel. Its contents are otherwise kept across launches."""
+        self.l2 = None
+        if self.config.cache.present:
+            from .mem.caches import SectorCache
+            self.l2 = SectorCache.for_config(self.config.cache)
 
     @property
     def limits(self):

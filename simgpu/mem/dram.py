@@ -101,7 +101,7 @@ class MemorySystem:
             self.l2.evicted.clear()
             self.clock = self.l2.clock             # this launch's cycle 0 on the L2's clock
             if c.l1_bytes_per_sm:
-                sets = getattr(c, "l1_sets", None) or L1_SETS
+                sets = c.l1_sets or L1_SETS
                 self.l1 = [L1Cache(c.l1_bytes_per_sm, c.l1_line_bytes, c.sector_bytes, sets)
                            for _ in range(config.gpu.sm_count)]
                 self.l1_latency = c.l1_latency_cycles
@@ -298,7 +298,7 @@ class MemorySystem:
         l2 = self.l2
         hold = max(32 / self.l2_bytes_per_cycle, self.same_address)
         for a in dict.fromkeys(addresses):       # each sector once, in order
-            part = (a // self.interleave) % self.n
+            part = self._where(a)[0]
             l2.lookup(a, write=True)
             start = max(t, self.l2_free[part])
             self.l2_free[part] = start + hold
