@@ -163,3 +163,21 @@ def test_bad_jobs_is_one_line(capsys):
     assert main(["paper", "--jobs", "0"]) == 2
     err = capsys.readouterr().err
     assert "--jobs must be >= 1" in err and "Traceback" not in err
+
+
+def test_cc_figures_time_and_count_the_sv_kernels_only():
+    """The driver's helper kernels (edge upload, labels) run too, but the paper's
+    figures and Table 4 are about SV0..SV5: time_ms is their sum alone."""
+    from algorithms import connected_components as cc
+    import simgpu
+    from simgpu.experiments import connected_components as E
+    params = dict(graph="trees", arg=2, m=256, seed=E.GRAPH_SEED, blocks=None,
+                  engine="timed-block", components=E.COMPONENTS)
+    out = E.compute_sim(params, "sim:gtx260")
+    assert out["correct"] and set(out["kernels"]) <= set(E.KERNELS)
+    assert out["time_ms"] == pytest.approx(sum(k["time_ms"] for k in out["kernels"].values()))
+    n, edges = E.build_graph("trees", 256, 2, E.GRAPH_SEED)
+    dev = simgpu.get_device("sim:gtx260")
+    dev.default_engine = "timed-block"
+    launched = {rep.kernel for rep in cc.label(n, edges, device=dev).launches}
+    assert launched - set(E.KERNELS)                 # helpers ran, and are left out above

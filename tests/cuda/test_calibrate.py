@@ -84,3 +84,15 @@ def test_report_reads_a_gpu_sweep(quick_sim):
     _, sim = quick_sim
     text = C.report(_fake_gpu(sim["rows"], 1.0, 2.5))
     assert "Empty kernel" in text and "| copy | 16,384 |" in text and "ns per dependent load" in text
+
+
+def test_kernels_that_write_run_warm_even_beyond_the_l2(tmp_path):
+    """A read-only footprint over twice the L2 leaves nothing of use in it, so its
+    warm state is its cold run; a copy leaves dirty data that the next launch
+    must write back, so its warm state is simulated."""
+    from tests.sim.test_memory_timing import variant
+    dev = variant("h100", tmp_path, l2_bytes=2048)
+    rows = C.measure_sim(dev, [C.Case("read", 4096), C.Case("copy", 4096)])
+    by = {(r["bench"], r["state"]): r for r in rows}
+    assert by[("read", "warm")].get("same_run_as") == "cold"
+    assert "same_run_as" not in by[("copy", "warm")]

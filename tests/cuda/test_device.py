@@ -56,3 +56,33 @@ def test_report_and_checks_on_the_gpu(gpu):
     assert rep.time_ms > 0 and not rep.counted and "not measured" in rep.table()
     with pytest.raises(LaunchError, match="at most 1024 per block"):
         gpu.launch(K.copy_striding, 1, 2048, src, dst, n)
+
+
+@pytest.mark.gpu
+def test_large_copies_go_through_page_locked_memory(gpu, rng, monkeypatch):
+    """Host arrays of PAGE_LOCK_BYTES or more are registered with the driver for the
+    copy (and released after it); smaller ones, or arrays the driver refuses, go
+    from pageable memory. Either way the data arrive intact."""
+    from cuda_backend.device import PAGE_LOCK_BYTES
+    runtime = gpu.cp.cuda.runtime
+    calls = []
+    real_register, real_unregister = runtime.hostRegister, runtime.hostUnregister
+    monkeypatch.setattr(runtime, "hostRegister",
+                        lambda p, n, f: (calls.append(("lock", n)), real_register(p, n, f)))
+    monkeypatch.setattr(runtime, "hostUnregister",
+                        lambda p: (calls.append(("unlock",)), real_unregister(p)))
+    big = rng.integers(-2**31, 2**31, PAGE_LOCK_BYTES // 4 + 7, dtype=np.int32)
+    d = gpu.to_device(big)
+    back = d.to_host()
+    assert np.array_equal(back, big)
+    assert calls == [("lock", big.nbytes), ("unlock",), ("lock", big.nbytes), ("unlock",)]
+    d.copy_from(big[::-1].copy())
+    assert np.array_equal(d.to_host(), big[::-1]) and len(calls) == 8
+    calls.clear()
+    small = big[:1000].copy()
+    assert np.array_equal(gpu.to_device(small).to_host(), small) and calls == []
+
+    def refuse(p, n, f):
+        raise runtime.CUDARuntimeError(1)            # e.g. a limit on locked memory
+    monkeypatch.setattr(runtime, "hostRegister", refuse)
+    assert np.array_equal(gpu.to_device(big).to_host(), big)

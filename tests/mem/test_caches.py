@@ -77,3 +77,22 @@ def test_l2_matches_a_reference_lru(sectors):
 def test_l1_ways_follow_from_size(size, sets):
     c = L1Cache(size, 128, 32, sets)
     assert c.ways == size // (128 * sets)
+
+
+def test_l2_dirty_limit_writes_the_oldest_dirty_sector_back_and_keeps_it():
+    c = SectorCache(2048, 32, dirty_bytes=64)       # at most 2 dirty sectors
+    for a in (0, 32, 64):                           # three sectors written
+        c.lookup(a, write=True)
+    assert c.evicted == [0] and c.writebacks == 1   # the oldest goes back to DRAM ...
+    assert c.find(0) is not None and c.dirty_sectors() == 2   # ... and stays, clean
+    c.lookup(32, write=True)                        # already dirty: nothing new
+    assert c.writebacks == 1 and c.dirty_count == 2
+    c.lookup(0, write=True)                         # dirty again: now 32 is the oldest
+    assert c.evicted == [0, 32] and c.dirty_count == 2 == c.dirty_sectors()
+
+
+def test_without_a_dirty_limit_written_sectors_stay_dirty():
+    c = SectorCache(2048, 32)
+    for a in range(0, 32 * 40, 32):
+        c.lookup(a, write=True)
+    assert c.writebacks == 0 and c.dirty_sectors() == c.dirty_count == 40

@@ -263,3 +263,133 @@ def test_warp_groups_equal_lanegroup_warp(grid, block):
                     assert np.array_equal(v, got) and v.dtype == got.dtype, k
                 else:
                     assert v == got, k
+
+
+# --------------------------------------------------------------------------- DRAM and L2 model
+
+def memory(device="sim:h100", tmp_path=None, **values):
+    """A fresh MemorySystem of a bundled config (some values replaced, given tmp_path)."""
+    from simgpu.mem.dram import MemorySystem
+    cfg = variant(device.split(":")[1], tmp_path, **values).config if values else \
+        simgpu.get_device(device).config
+    return MemorySystem(cfg)
+
+
+def test_first_ready_partitions_let_a_free_bank_pass_a_busy_one():
+    """Two transactions for bank 0 (different rows), then one for bank 1: in order,
+    the third waits for the bus behind the second, which waits for its bank; with
+    reorder it is done as soon as its own bank and a bus slot allow."""
+    import dataclasses
+    from simgpu.mem.dram import MemorySystem
+    txns = [(0, 1, 32, 0), (0, 2, 32, 0), (1, 1, 32, 0)]
+    cfg = simgpu.get_device("sim:gtx260").config        # in order (no reorder key)
+    done = {}
+    for reorder in (False, True):
+        c = dataclasses.replace(cfg, memory=dataclasses.replace(cfg.memory, reorder=reorder))
+        ms = MemorySystem(c)
+        _, done[reorder] = ms._serve(ms.parts[0], txns, 0.0, [])
+    in_order, first_ready = done[False], done[True]
+    assert in_order[0] == first_ready[0] and in_order[1] == first_ready[1]
+    assert in_order[2] > in_order[1]                # held behind bank 0's second row
+    data = 32 / ms.bytes_per_cycle
+    # first ready: bank 1 opens its row at once and takes the third bus slot
+    assert first_ready[2] == pytest.approx(max(ms.activate + data, 3 * data) + ms.hit)
+    assert first_ready[2] < in_order[2]
+
+
+def test_reads_and_writes_take_the_bus_at_their_sustained_rates():
+    ms = memory()
+    m = simgpu.get_device("sim:h100").config.memory
+    read = ms._serve(ms.parts[0], [(0, 1, 32, 0)], 0.0)
+    write = ms._serve(ms.parts[1], [(0, 1, 32, 0)], 0.0, write=True)
+    base = ms.activate + ms.hit
+    assert read - base == pytest.approx(32 / (ms.bytes_per_cycle * m.read_efficiency))
+    assert write - base == pytest.approx(32 / (ms.bytes_per_cycle * m.write_efficiency))
+
+
+def test_a_load_miss_fills_the_l2_block_in_one_transaction():
+    ms = memory()                                   # l2_fill_bytes = 64 on the H100
+    ms.access("load", [0], [32], 0.0)
+    assert ms.parts[0].transactions == 1 and ms.parts[0].bytes == 64
+    assert ms.l2.find(32) is not None               # the other sector came with it
+    ms = memory()
+    ms.access("load", [0, 32], [32, 32], 0.0)       # both sectors asked for: one block
+    assert ms.parts[0].transactions == 1 and ms.parts[0].bytes == 64
+
+
+def test_l2_loads_stores_and_both_have_their_own_bandwidth():
+    """32 sectors of one partition, already in the L2, by one instruction each way."""
+    cfg = simgpu.get_device("sim:h100").config
+    stride = cfg.memory.partition_interleave_bytes * cfg.memory.partitions   # partition 0
+    sectors = [k * stride + j * 32 for k in range(4) for j in range(8)]
+
+    def one_way(kind):
+        ms = memory()
+        for a in sectors:
+            ms.l2.lookup(a)                         # resident, clean
+        return ms.access(kind, sectors, [32] * 32, 0.0) - ms.l2_latency, ms
+
+    loads, ms = one_way("load")
+    assert loads == pytest.approx(32 * 32 / ms.l2_load_per_cycle)
+    stores, ms = one_way("store")
+    assert stores == pytest.approx(32 * 32 / ms.l2_store_per_cycle)
+    # both at once, a load and a store in turn: the slice's combined budget binds
+    # (each direction alone would go faster than half of it)
+    ms = memory()
+    for a in sectors:
+        ms.l2.lookup(a)
+    for a in sectors:
+        ms.access("load", [a], [32], 0.0)
+        ms.access("store", [a], [32], 0.0)
+    both = max(ms.l2_free[0], ms.l2_free_dir[True][0], ms.l2_free_dir[False][0])
+    assert 2 / ms.l2_bytes_per_cycle > max(1 / ms.l2_load_per_cycle, 1 / ms.l2_store_per_cycle)
+    assert both == pytest.approx(64 * 32 / ms.l2_bytes_per_cycle, abs=32 / ms.l2_store_per_cycle)
+
+
+def test_l2_atomics_hold_their_slice_per_sector_not_per_lane():
+    ms = memory()
+    for _ in range(100):                            # 100 warp requests on one counter
+        ms.access("atomic", [0], [4], 0.0)
+    assert ms.l2_free[0] == pytest.approx(100 * ms.same_address)
+
+
+def test_dirty_limit_write_backs_reach_dram_and_hold_up_the_kernel(tmp_path):
+    """4096 ints stored into the H100's 50 MB L2: with a 1 KiB dirty limit (32
+    sectors) 480 of the 512 written sectors go back to DRAM during the launch, and
+    the launch lasts until the DRAM has taken them."""
+    n = 4096
+    reps = {}
+    for limit in (16777216, 1024):
+        dev = variant("h100", tmp_path, l2_dirty_bytes=limit)
+        reps[limit] = dev.launch(fill, 16, 256, dev.zeros(n, np.int32), n, engine="timed")
+    assert reps[16777216].extra["l2_writebacks"] == 0
+    x = reps[1024].extra
+    assert x["l2_writebacks"] == 480 and x["dram_bytes"] == 480 * 32
+    assert reps[1024].cycles > reps[16777216].cycles
+
+
+def test_the_gpu_fixed_cost_per_kernel(tmp_path):
+    """report.cycles adds kernel_fixed_us + block_dispatch_ns per block; time_ms adds
+    the larger of it and the host's launch overhead to the kernel's body."""
+    n, blocks = 4096, 16
+    reps = {}
+    for fixed, per_block in ((0, 0), (1.99, 0.59), (20, 0.59)):
+        dev = variant("h100", tmp_path, kernel_fixed_us=fixed, block_dispatch_ns=per_block)
+        reps[fixed] = dev.launch(fill, blocks, 256, dev.zeros(n, np.int32), n, engine="timed")
+    clock = simgpu.get_device("sim:h100").config.gpu.core_clock_mhz
+    body = reps[0].cycles
+    assert abs(reps[1.99].cycles - (body + (1.99 + 0.59e-3 * blocks) * clock)) <= 1   # rounding
+    assert reps[1.99].time_ms == pytest.approx(reps[0].time_ms)     # hidden by the 5.1 us
+    assert reps[20].time_ms == pytest.approx(reps[0].time_ms - 5.1e-3 + (20 + 0.59e-3 * blocks) / 1e3,
+                                             abs=1e-6)
+
+
+def test_flush_caches_starts_the_l2_empty(h100):
+    n = 4096
+    src, dst = h100.to_device(np.arange(n, dtype=np.int32)), h100.zeros(n, np.int32)
+    h100.launch(copy, 16, 256, src, dst, n, engine="timed-block")
+    warm = h100.launch(copy, 16, 256, src, dst, n, engine="timed-block")
+    h100.flush_caches()
+    cold = h100.launch(copy, 16, 256, src, dst, n, engine="timed-block")
+    assert warm.extra["l2_hit_rate"] == 1.0 and warm.extra["dram_bytes"] == 0
+    assert cold.extra["dram_bytes"] > 0 and cold.cycles > warm.cycles
