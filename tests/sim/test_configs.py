@@ -215,3 +215,22 @@ def test_l1_sets_is_optional_and_checked(tmp_path):
     too_many = write_variant(tmp_path, ("l1_sets", "l1_sets = 4096"), text=h100, name="b.toml")
     with pytest.raises(ConfigError, match="l1_sets"):
         load_config(too_many)
+
+
+def test_efficiencies_and_l2_fill_are_checked(tmp_path):
+    h100 = (BUNDLED / "h100.toml").read_text(encoding="utf-8")
+    over = write_variant(tmp_path, ("read_efficiency", "read_efficiency = 1.5"), text=h100,
+                         name="a.toml")
+    with pytest.raises(ConfigError, match=r"read_efficiency: 1.5 is a fraction of the peak"):
+        load_config(over)
+    odd = write_variant(tmp_path, ("l2_fill_bytes", "l2_fill_bytes = 48"), text=h100,
+                        name="b.toml")
+    with pytest.raises(ConfigError, match=r"l2_fill_bytes: 48 is not a multiple of sector_bytes"):
+        load_config(odd)
+    plain = write_variant(tmp_path, *((k, None) for k in (
+        "read_efficiency", "write_efficiency", "reorder", "l2_store_bandwidth_gbps",
+        "l2_combined_bandwidth_gbps", "l2_dirty_bytes", "l2_fill_bytes", "kernel_fixed_us",
+        "block_dispatch_ns")), text=h100, name="c.toml")
+    cfg = load_config(plain)                 # every one of them optional
+    assert cfg.memory.reorder is None and cfg.cache.l2_fill_bytes is None
+    assert cfg.issue.kernel_fixed_us is None
