@@ -2,7 +2,7 @@
 # The whole GPU job in one go, for a lent GPU machine (see ../shared/GPU.md):
 #   bash benchmarks/gpu_job.sh OUTDIR [quick]
 # It installs the carried simpy wheel (.whl/), then runs, each step logged to OUTDIR:
-#   1. the GPU-marked tests,                      -> tests.log
+#   1. the GPU-marked tests (all of tests/),                      -> tests.log
 #   2. the validation against sim:h100,           -> validation.md (+ ncu.csv)
 #   3. the calibration microbenchmarks,           -> calibration-gpu.json
 #   4. the list-ranking and CC benchmarks.        -> list_ranking.md, connected_components.md
@@ -15,12 +15,12 @@ export PYTHONPATH="/tmp/site:$PWD" PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1
 step() { echo "== $1 ($(date +%T))"; }
 step tests
-timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests/cuda -rA 2>&1 | tail -30 > "$OUT/tests.log"
+timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests -rA 2>&1 | tail -30 > "$OUT/tests.log"
 cat "$OUT/tests.log"
 step validation
 timeout 420 python3 -m cuda_backend.validate --out "$OUT/val" --seeds 1 ${QUICK:+--quick} > "$OUT/validation.log" 2>&1
 tail -5 "$OUT/validation.log"; cp "$OUT/val/validation.md" "$OUT/" 2>/dev/null
-{ printf '\n## GPU tests on the same machine\n\n`python3 -m pytest -q -m gpu tests/cuda -rA` (%s):\n\n```\n' "$(date +%F)"
+{ printf '\n## GPU tests on the same machine\n\n`python3 -m pytest -q -m gpu tests -rA` (%s):\n\n```\n' "$(date +%F)"
   grep -v '^=\+' "$OUT/tests.log"; printf '```\n'; } >> "$OUT/validation.md"
 step calibration
 timeout 300 python3 -m cuda_backend.calibrate --device cuda --out "$OUT/calibration-gpu.json" 2>&1 | tail -12

@@ -18,3 +18,13 @@ def h100():
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+@pytest.fixture(scope="session")
+def gpu():
+    """The real GPU ('cuda'); tests that take it are skipped where there is none."""
+    from cuda_backend.device import CudaUnavailable
+    try:
+        return simgpu.get_device("cuda")
+    except CudaUnavailable as exc:
+        pytest.skip(f"no GPU here: {exc}")

@@ -142,15 +142,6 @@ def test_device_labels_under_random_schedules():
 
 # --- on a real GPU (skipped where there is none) --------------------------------
 
-@pytest.fixture(scope="module")
-def gpu():
-    from cuda_backend.device import CudaUnavailable
-    try:
-        return simgpu.get_device("cuda")
-    except CudaUnavailable as exc:
-        pytest.skip(f"no GPU here: {exc}")
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["int64", "int32", "uint32", "uint8"])
 @pytest.mark.parametrize("threads", [64, 1024, None])

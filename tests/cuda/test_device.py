@@ -9,14 +9,6 @@ from simgpu.lang import LaunchError
 from ..sim import kernels as K
 
 
-@pytest.fixture(scope="module")
-def gpu():
-    try:
-        return simgpu.get_device("cuda")
-    except CudaUnavailable as exc:
-        pytest.skip(f"no GPU here: {exc}")
-
-
 def test_no_gpu_is_a_clear_error_not_a_traceback():
     try:
         import cupy  # noqa: F401
