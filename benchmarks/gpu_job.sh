@@ -2,7 +2,7 @@
 # The whole GPU job in one go, for a lent GPU machine (see ../shared/GPU.md):
 #   bash benchmarks/gpu_job.sh OUTDIR [quick]
 # It installs the carried simpy wheel (.whl/), then runs, each step logged to OUTDIR:
-#   1. the GPU-marked tests (all of tests/),                      -> tests.log
+#   1. the GPU-marked tests (all of tests/),      -> tests.log
 #   2. the validation against sim:h100,           -> validation.md (+ ncu.csv)
 #   3. the calibration microbenchmarks,           -> calibration-gpu.json
 #   4. the list-ranking and CC benchmarks.        -> list_ranking.md, connected_components.md
