@@ -219,8 +219,8 @@ class SimDevice(Device):
         does before each kernel. Its contents are otherwise kept across launches."""
         self.l2 = None
         if self.config.cache.present:
-            from .mem.caches import SectorCache
-            self.l2 = SectorCache.for_config(self.config.cache)
+            from .mem.caches import L2
+            self.l2 = L2.for_config(self.config.cache)
 
     @property
     def limits(self):

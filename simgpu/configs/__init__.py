@@ -289,9 +289,14 @@ class CacheModel:
     l2_fill_bytes: int | None = _opt("bytes fetched from DRAM per L2 load miss, a multiple of "
                                      "sector_bytes (default: one sector)")
 
+    l2_halves: int | None = _opt("1 (default) or 2: an L2 split in two halves that each cache "
+                                 "what their own SMs read (Ampere, Hopper)")
+    l2_far_latency_cycles: int | None = _opt("with two halves: cycles more for data from the "
+                                             "other half (default 0)")
+
     _OPTIONAL_WHEN_PRESENT = ("l2_bandwidth_gbps", "l2_store_bandwidth_gbps",
                               "l2_combined_bandwidth_gbps", "l1_sets", "l2_dirty_bytes",
-                              "l2_fill_bytes")
+                              "l2_fill_bytes", "l2_halves", "l2_far_latency_cycles")
 
     def _check(self, err) -> None:
         others = [f.name for f in dataclasses.fields(self) if f.name != "present"]
@@ -305,6 +310,11 @@ class CacheModel:
                                                    or self.l2_fill_bytes > self.l1_line_bytes):
                 err("l2_fill_bytes", f"{self.l2_fill_bytes} is not a multiple of sector_bytes = "
                                      f"{self.sector_bytes} up to a line ({self.l1_line_bytes})")
+            if self.l2_halves not in (None, 1, 2):
+                err("l2_halves", f"{self.l2_halves}: the model knows an L2 of 1 or 2 halves")
+            elif (self.l2_halves or 1) == 1 and self.l2_far_latency_cycles is not None:
+                err("l2_far_latency_cycles", "given for an L2 of one half; set l2_halves = 2 "
+                                             "or remove it")
             if self.l1_sets is not None and self.l1_bytes_per_sm < self.l1_sets * self.l1_line_bytes:
                 err("l1_sets", f"{self.l1_sets} sets of {self.l1_line_bytes} B lines do not fit in "
                                f"l1_bytes_per_sm = {self.l1_bytes_per_sm}")
@@ -406,7 +416,9 @@ class GPUConfig:
                 f"{c.sector_bytes} B sectors, {c.l1_latency_cycles} cycles); "
                 f"L2 {_size(c.l2_bytes)} ({c.l2_latency_cycles} cycles{l2bw})")
             extra = [f"{_size(c.l2_dirty_bytes)} dirty at most" if c.l2_dirty_bytes else "",
-                     f"{c.l2_fill_bytes} B per miss" if c.l2_fill_bytes else ""]
+                     f"{c.l2_fill_bytes} B per miss" if c.l2_fill_bytes else "",
+                     f"2 halves (the far one +{c.l2_far_latency_cycles or 0} cycles)"
+                     if c.l2_halves == 2 else ""]
             if any(extra):
                 lines.append("                L2: " + ", ".join(x for x in extra if x))
         else:
@@ -546,6 +558,9 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>", key: str = "
     parts["limits"]._check(checker("limits"), parts["gpu"])
     parts["memory"]._check(checker("memory"))
     parts["cache"]._check(checker("cache"))
+    if parts["cache"].l2_halves == 2 and parts["memory"].partitions % 2:
+        checker("cache")("l2_halves", f"2 halves need an even number of memory partitions "
+                                      f"(memory.partitions = {parts['memory'].partitions})")
     # The coalescing rule follows from the architecture; the key states it for
     # readers, so it must agree rather than silently not matter.
     rule = "sector" if parts["gpu"].arch_number >= 20 else "half-warp"

@@ -11,6 +11,9 @@ GPU's miss-status registers make it do, instead of being served early.
   fetching it (NVIDIA's L2 keeps byte masks), and a dirty sector evicted
   later is written back to DRAM (:attr:`SectorCache.evicted` lists them
   until the memory system has queued them at their partitions).
+* :class:`L2` (the device's): one SectorCache, or two halves on the GPUs
+  whose L2 is split (Ampere, Hopper): each half caches what the SMs beside it
+  read, so a sector that SMs of both halves read is held twice.
 * :class:`L1Cache` (one per SM): lines of ``line_bytes`` with a valid bit
   (a ready time) per sector; a miss allocates the line (LRU within its set)
   and fills only the missing sector.  Write-through without allocation:
@@ -42,15 +45,6 @@ class SectorCache:
         self.dirty_limit = dirty_bytes // sector_bytes if dirty_bytes else None
         self.dirty_count = 0
         self._dirty_order: deque = deque()     # tags in the order they became dirty
-        # Ready times are kept on one clock over the cache's life: a launch's cycle t
-        # is clock + t, and each launch moves the clock past its end, so data left by
-        # an earlier launch is never "still on its way".
-        self.clock = 0.0
-
-    @classmethod
-    def for_config(cls, cache) -> "SectorCache":
-        """The L2 of a config's ``[cache]`` section."""
-        return cls(cache.l2_bytes, cache.sector_bytes, cache.l2_dirty_bytes)
 
     def find(self, address: int):
         """The entry ``[ready, dirty]`` of the sector holding ``address`` (a hit, made most
@@ -121,6 +115,67 @@ class SectorCache:
 
     def dirty_sectors(self) -> int:
         return sum(e[1] for ways in self.lines.values() for e in ways.values())
+
+
+class L2:
+    """The device's L2: ``halves`` SectorCaches of ``l2_bytes / halves`` each.
+
+    With two halves (``[cache] l2_halves = 2``), every sector has a home half (its
+    memory partition's) that holds its written data and is the one to go to DRAM;
+    the other half may hold a clean copy of it, made when one of its own SMs read
+    it.  Which half a lookup goes to is the memory system's business
+    (:class:`~simgpu.mem.dram.MemorySystem`); this class holds the halves, the
+    clock their ready times are kept on, and the counts over both.
+    """
+
+    def __init__(self, halves: list):
+        self.halves = halves
+        self.evicted: list = []                # dirty sectors of either half, until queued
+        for h in halves:
+            h.evicted = self.evicted
+        # Ready times are kept on one clock over the L2's life: a launch's cycle t is
+        # clock + t, and each launch moves the clock past its end, so data left by an
+        # earlier launch is never "still on its way".
+        self.clock = 0.0
+
+    @classmethod
+    def for_config(cls, cache) -> "L2":
+        n = cache.l2_halves or 1
+        dirty = cache.l2_dirty_bytes // n if cache.l2_dirty_bytes else None
+        return cls([SectorCache(cache.l2_bytes // n, cache.sector_bytes, dirty) for _ in range(n)])
+
+    @property
+    def sector(self) -> int:
+        return self.halves[0].sector
+
+    def home(self, partition: int) -> int:
+        """The half that memory partition ``partition`` belongs to (alternate partitions
+        on alternate halves, so that the copy of a sector in the other half can sit in
+        the neighbouring partition's slice, ``partition ^ 1``)."""
+        return partition % len(self.halves)
+
+    @property
+    def hits(self) -> int:
+        return sum(h.hits for h in self.halves)
+
+    @property
+    def misses(self) -> int:
+        return sum(h.misses for h in self.halves)
+
+    @property
+    def writebacks(self) -> int:
+        return sum(h.writebacks for h in self.halves)
+
+    def find(self, address: int, half: int = 0):
+        """SectorCache.find in one half."""
+        return self.halves[half].find(address)
+
+    def lookup(self, address: int, write: bool = False, half: int = 0) -> bool:
+        """SectorCache.lookup in one half."""
+        return self.halves[half].lookup(address, write)
+
+    def dirty_sectors(self) -> int:
+        return sum(h.dirty_sectors() for h in self.halves)
 
 
 class L1Cache:

@@ -31,9 +31,9 @@ from collections import Counter, deque
 
 import numpy as np
 
-from .caches import L1Cache, SectorCache
+from .caches import L1Cache, L2, SectorCache
 
-__all__ = ["MemorySystem", "Partition", "SectorCache", "L1Cache", "L1_SETS"]
+__all__ = ["MemorySystem", "Partition", "L2", "SectorCache", "L1Cache", "L1_SETS"]
 
 #: Sets of an L1 when the config does not say: Accel-Sim's l1_assoc
 #: microbenchmark finds 4 sets (of many ways) on every NVIDIA GPU since Kepler.
@@ -60,7 +60,7 @@ class Partition:
 class MemorySystem:
     """The partitions (and caches) of one GPU for one launch, shared by every SM."""
 
-    def __init__(self, config, l2: SectorCache | None = None):
+    def __init__(self, config, l2: L2 | None = None):
         m = config.memory
         self.config = config
         self.interleave = m.partition_interleave_bytes
@@ -83,7 +83,7 @@ class MemorySystem:
         self._chunk_rows = self.row_bytes % self.interleave == 0
         self._where_cache: dict = {}
         c = config.cache
-        self.l2 = l2 if l2 is not None or not c.present else SectorCache.for_config(c)
+        self.l2 = l2 if l2 is not None or not c.present else L2.for_config(c)
         self.l1: list = []
         if self.l2 is not None:
             self.l2_latency = c.l2_latency_cycles
@@ -97,6 +97,17 @@ class MemorySystem:
             self.l2_store_per_cycle = (c.l2_store_bandwidth_gbps or l2_gbps) / self.n * cycle_ns
             self.l2_free = [0.0] * self.n               # the slice, both directions
             self.l2_free_dir = {True: [0.0] * self.n, False: [0.0] * self.n}   # by load?
+            # A split L2 (two halves): what crosses to the other half takes
+            # l2_far_latency_cycles more.
+            self.split = len(self.l2.halves) > 1
+            # SM i sits beside the half given by the parity of i's bits: 66 and 66 SMs on
+            # the H100, as measured, in a pattern that (like the GPU's own irregular one,
+            # benchmarks/l2_halves.py) does not line up with the round robin that hands
+            # out blocks and the modulo that spreads addresses over partitions; a regular
+            # one ((i >> 1) & 1) sent a streaming kernel's loads to half the slices.
+            self.sm_half = [bin(i).count("1") & 1 for i in range(config.gpu.sm_count)]
+            self.far_latency = c.l2_far_latency_cycles or 0
+            self.fabric_bytes = 0
             self.l2_start = (self.l2.hits, self.l2.misses, self.l2.writebacks)
             self.l2.evicted.clear()
             self.clock = self.l2.clock             # this launch's cycle 0 on the L2's clock
@@ -165,7 +176,14 @@ class MemorySystem:
         return done
 
     def _access_cached(self, kind: str, addresses, sizes, t: float, sm: int) -> float:
-        """Loads and stores through the L1 (loads only) and the L2."""
+        """Loads and stores through the L1 (loads only) and the L2.
+
+        Where the L2 is split, a load looks in the half beside its SM first: a hit
+        there is served by that half's slice; a miss goes to the sector's home half
+        (when that is the other one: across the fabric, l2_far_latency_cycles more)
+        and from there to DRAM, and leaves a copy in the near half.  A store goes to
+        the home half, which keeps the written data; a copy of it in the writer's half
+        stays (it is current), one in the other half is dropped."""
         load = kind == "load"
         l1 = self.l1[sm] if load and self.l1 else None
         l2, l2_free, per_cycle, l2_latency = self.l2, self.l2_free, self.l2_bytes_per_cycle, self.l2_latency
@@ -173,10 +191,14 @@ class MemorySystem:
         dir_per_cycle = self.l2_load_per_cycle if load else self.l2_store_per_cycle
         clock = self.clock                     # L2 entries hold ready times on the L2's clock
         where, cache, interleave = self._where, self._where_cache, self.interleave
-        l2_sets, l2_sector, l2_lines = l2.sets, l2.sector, l2.lines
+        split, far_latency = self.split, self.far_latency
+        near = self.sm_half[sm] if split else 0
+        mine = l2.halves[near]                 # the half beside this SM
+        other = l2.halves[near ^ 1] if split else None
+        l2_sets, l2_sector, l2_lines = mine.sets, mine.sector, mine.lines
         done = t
         by_part: dict = {}
-        misses: list = []                      # (partition, position there, L2 entry, L1 entry, sector)
+        misses: list = []                      # (partition, position there, L2 entries, L1 entry, sector, far?)
         if l1 is not None:
             l1_hit_at = t + self.l1_latency
             l1_line, l1_sector, per_line = l1.line, l1.sector, l1.per_line
@@ -205,28 +227,57 @@ class MemorySystem:
                     continue
                 l1.misses += 1
             part, bank, row = cache.get(a // interleave) or where(a)
-            tag = a // l2_sector                   # SectorCache.find, inlined
-            ways = l2_lines.get(tag % l2_sets)
-            entry = ways.pop(tag, None) if ways is not None else None
-            if entry is not None:
-                ways[tag] = entry
-                l2.hits += 1
-            else:
-                l2.misses += 1
+            far = split and (part & 1) != near     # its home is the other half
+            tag = a // l2_sector
+            slice_ = part
+            if far and not load:                   # a store goes straight to the home half
+                home = l2.halves[part & 1]
+                entry = home.find(a)
+            else:                                  # SectorCache.find in the near half, inlined
+                ways = l2_lines.get(tag % l2_sets)
+                entry = ways.pop(tag, None) if ways is not None else None
+                if entry is not None:
+                    ways[tag] = entry
+                    mine.hits += 1
+                else:
+                    mine.misses += 1
+                if far:
+                    if entry is not None:
+                        slice_ = part ^ 1            # the near copy, in the neighbouring slice
+                    else:                            # on to the home half, across the fabric
+                        home = l2.halves[part & 1]
+                        entry = home.find(a)
             if entry is not None or not load:
                 # An L2 hit, or a store (write-back L2: it allocates without fetching).
-                start = t if t > l2_free[part] else l2_free[part]
-                if dir_free[part] > start:
-                    start = dir_free[part]
-                l2_free[part] = start + s / per_cycle
-                dir_free[part] = start + s / dir_per_cycle
-                ready = max(l2_free[part], dir_free[part]) + l2_latency   # a round trip
-                if entry is None:
-                    entry = l2.fill(a, clock + ready, True)
-                elif entry[0] - clock > ready:
-                    ready = entry[0] - clock                 # the sector is still on its way
-                if not load and not entry[1]:
-                    l2.make_dirty(a, entry)
+                # The slice's budgets are separate queues (both directions together, and
+                # this direction): the access is done when the later of them has passed it.
+                # (Coupling them, each access starting when both were free, wasted the
+                # combined budget whenever one direction came in a run: a copy moved
+                # 4.6 TB/s through the model's L2 against the H100's 6.4.)
+                free = l2_free[slice_]
+                l2_free[slice_] = (t if t > free else free) + s / per_cycle
+                free = dir_free[slice_]
+                dir_free[slice_] = (t if t > free else free) + s / dir_per_cycle
+                extra = 0
+                if far and slice_ == part:           # the data crosses between the halves
+                    extra = far_latency
+                    self.fabric_bytes += s
+                ready = max(l2_free[slice_], dir_free[slice_]) + l2_latency + extra   # a round trip
+                if entry is None:                    # a store's new sector, at its home
+                    entry = (home if far else mine).fill(a, clock + ready, True)
+                elif entry[0] - clock + extra > ready:
+                    ready = entry[0] - clock + extra           # the sector is still on its way
+                if not load:
+                    if not entry[1]:
+                        (home if far else mine).make_dirty(a, entry)
+                    if split and not far:            # the other half's copy is stale now
+                        o_ways = other.lines.get(tag % other.sets)
+                        if o_ways:
+                            o_ways.pop(tag, None)
+                elif far and slice_ == part:         # a far hit leaves a copy in the near half
+                    mine.fill(a, clock + ready)
+                    sl = part ^ 1                    # written into the near slice
+                    l2_free[sl] = (t if t > l2_free[sl] else l2_free[sl]) + s / per_cycle
                 if line is not None:
                     line[k] = ready
                 if ready > done:
@@ -243,24 +294,32 @@ class MemorySystem:
                     fetched, wanted = {}, set(addresses)
                 at = fetched.get(base)
                 if at is not None:                   # its block is already on the way
-                    misses.append((at[0], at[1], l2.fill(a, 0.0), line, k))
+                    misses.append((at[0], at[1], self._fill_l2(a, near, far), line, k, far))
                     continue
                 fetched[base] = (part, len(txns))
                 for b in range(base, base + fill, l2_sector):
-                    tb = b // l2_sector
                     # (sectors this instruction asks for come here as misses themselves)
-                    if b not in wanted and tb not in l2_lines.get(tb % l2_sets, ()):
-                        misses.append((part, len(txns), l2.fill(b, 0.0), None, 0))
+                    if b not in wanted:
+                        misses.append((part, len(txns), self._fill_l2(b, near, far, True), None, 0, far))
                 s = fill
-            misses.append((part, len(txns), l2.fill(a, 0.0), line, k))
+            misses.append((part, len(txns), self._fill_l2(a, near, far), line, k, far))
             txns.append((bank, row, s, a))
+            # The block is written into its home slice (and, through the far half, into the
+            # near one as a copy): slice bandwidth that the requester does not wait for.
+            for sl in ((part, part ^ 1) if far else (part,)):
+                l2_free[sl] = (t if t > l2_free[sl] else l2_free[sl]) + s / per_cycle
+            if far:
+                self.fabric_bytes += s               # the block comes back through the far half
         if by_part:
             arrive = t + self.half_trip
             finished = {part: self._serve(self.parts[part], txns, arrive, [])[1]
                         for part, txns in by_part.items()}
-            for part, i, entry, line, k in misses:
+            for part, i, entries, line, k, far in misses:
                 ready = finished[part][i] + self.half_trip
-                entry[0] = clock + ready
+                if far:
+                    ready += far_latency
+                for entry in entries:
+                    entry[0] = clock + ready
                 if line is not None:
                     line[k] = ready
                 if ready > done:
@@ -269,6 +328,22 @@ class MemorySystem:
             self._write_back(t)
         self.drained = max(self.drained, done)
         return done
+
+    def _fill_l2(self, address: int, near: int, far: bool, only_absent: bool = False) -> list:
+        """The L2 entries a sector coming from DRAM fills: its home half's and, when the
+        home is the other half, a copy in the near one (``only_absent``: not those
+        already there, for the other sectors of a fetched block)."""
+        halves = self.l2.halves
+        where = (near ^ 1, near) if far else (near,)
+        if not only_absent:
+            return [halves[h].fill(address, 0.0) for h in where]
+        entries = []
+        for h in where:
+            half = halves[h]
+            tag = address // half.sector
+            if tag not in half.lines.get(tag % half.sets, ()):
+                entries.append(half.fill(address, 0.0))
+        return entries
 
     def _write_back(self, t: float) -> None:
         """Queue the dirty sectors the L2 just evicted at their partitions (DRAM writes
@@ -299,7 +374,7 @@ class MemorySystem:
         hold = max(32 / self.l2_bytes_per_cycle, self.same_address)
         for a in dict.fromkeys(addresses):       # each sector once, in order
             part = self._where(a)[0]
-            l2.lookup(a, write=True)
+            l2.lookup(a, write=True, half=l2.home(part))   # at the home slice
             start = max(t, self.l2_free[part])
             self.l2_free[part] = start + hold
             done = max(done, self.l2_free[part] + self.atomic_latency)
@@ -384,6 +459,8 @@ class MemorySystem:
             hits, misses = self.l2.hits - self.l2_start[0], self.l2.misses - self.l2_start[1]
             caches["l2_hit_rate"] = hits / (hits + misses) if hits + misses else 0.0
             caches["l2_writebacks"] = self.l2.writebacks - self.l2_start[2]
+            if self.split:
+                caches["l2_fabric_bytes"] = self.fabric_bytes
         return {
             **caches,
             "partition_transactions": tx,

@@ -66,7 +66,9 @@ def test_compare_subtracts_the_empty_kernel_and_judges_15_percent(quick_sim):
 
 def test_model_chase_costs_the_configured_latencies():
     """The chase slope on the model is its L2 hit latency (warm) and its DRAM round trip
-    (cold) plus a few cycles of loop: what the calibrated config values were fitted by."""
+    (cold) plus a few cycles of loop: what the calibrated config values were fitted by.
+    Cold, about half the nodes live in the far half of the H100's split L2 and cost
+    l2_far_latency_cycles more (warm, the warm-up left copies of all in the near half)."""
     dev = simgpu.get_device("sim:h100")
     cfg = dev.config
     n = 1 << 24                      # 64 MiB: the 256 nodes visited almost never share a DRAM row
@@ -74,10 +76,12 @@ def test_model_chase_costs_the_configured_latencies():
     rows = C.measure_sim(dev, cases)
     for state, expect in (("warm", cfg.cache.l2_latency_cycles),
                           ("cold", cfg.memory.interconnect_latency_cycles
-                           + cfg.memory.row_miss_latency_ns * cfg.gpu.core_clock_mhz / 1e3)):
+                           + cfg.memory.row_miss_latency_ns * cfg.gpu.core_clock_mhz / 1e3
+                           + cfg.cache.l2_far_latency_cycles / 2)):
         times = {(r["bench"], r["n"], r["steps"]): r["us"] for r in rows if r["state"] == state}
         cycles = C.chase_latency(times, n) * cfg.gpu.core_clock_mhz / 1e3
-        assert expect <= cycles <= expect + 10, (state, cycles, expect)
+        slack = 0 if state == "warm" else 15          # the far share of 192 random nodes
+        assert expect - slack <= cycles <= expect + 10 + slack, (state, cycles, expect)
 
 
 def test_report_reads_a_gpu_sweep(quick_sim):

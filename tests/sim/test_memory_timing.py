@@ -19,10 +19,10 @@ CONFIGS = Path(simgpu.__file__).parent / "configs"
 
 
 def variant(name, tmp_path, **values):
-    """A bundled config with some [cache]/[memory] values replaced."""
+    """A bundled config with some [cache]/[memory] values replaced (None: removed)."""
     text = (CONFIGS / f"{name}.toml").read_text()
     for key, value in values.items():
-        text, n = re.subn(rf"(?m)^{key}\s*=\s*[^#\n]*", f"{key} = {value} ", text)
+        text, n = re.subn(rf"(?m)^{key}\s*=\s*[^#\n]*", "" if value is None else f"{key} = {value} ", text)
         assert n == 1, key
     path = tmp_path / f"{name}-variant.toml"
     path.write_text(text)
@@ -68,23 +68,26 @@ def shared_stride(out: Array[i32], stride: i32):
 
 # --------------------------------------------------------------------------- L1
 
-def dram_load_cycles(dev):
+def dram_load_cycles(dev, far=False):
     """An uncontended load that misses everywhere, by hand: out and back over the
     interconnect, a row activation, one burst of the L2's fill size at the
-    partition's sustained read rate, the column latency."""
+    partition's sustained read rate, the column latency; ``far``: through the other
+    half of a split L2 (the sector's home is there)."""
     m, cfg = dev.config.memory, dev.config
     cycle_ns = 1e3 / cfg.gpu.core_clock_mhz
     fill = cfg.cache.l2_fill_bytes or cfg.cache.sector_bytes
     burst = fill / (m.peak_bandwidth_gbps * (m.read_efficiency or 1) / m.partitions * cycle_ns)
     return (m.interconnect_latency_cycles + (m.row_miss_latency_ns - m.row_hit_latency_ns) / cycle_ns
-            + burst + m.row_hit_latency_ns / cycle_ns)
+            + burst + m.row_hit_latency_ns / cycle_ns
+            + (cfg.cache.l2_far_latency_cycles or 0 if far else 0))
 
 
 @pytest.mark.parametrize("engine", ["timed", "timed-block"])
 def test_l1_hit_costs_the_l1_latency(engine):
     """a[0] then a[a[0]]: with a[0] = 0 the second load hits the L1 line the first
-    brought in; with a[0] = 64 (another line, another partition) it goes to DRAM.
-    The difference is one DRAM load minus one L1 hit."""
+    brought in; with a[0] = 64 (another line, partition 1, whose home is the other
+    half of the L2 from SM 0's) it goes to DRAM through the far half.  The
+    difference is one such DRAM load minus one L1 hit."""
     cycles = {}
     for second in (0, 64):
         dev = simgpu.get_device("sim:h100")
@@ -95,7 +98,7 @@ def test_l1_hit_costs_the_l1_latency(engine):
         assert out.to_host()[0] == a[second]
         assert rep.extra["l1_hit_rate"] == (0.5 if second == 0 else 0.0)
         cycles[second] = rep.cycles
-    expect = dram_load_cycles(dev) - dev.config.cache.l1_latency_cycles
+    expect = dram_load_cycles(dev, far=True) - dev.config.cache.l1_latency_cycles
     assert abs((cycles[64] - cycles[0]) - expect) <= 1, (cycles, expect)
 
 
@@ -360,7 +363,9 @@ def test_dirty_limit_write_backs_reach_dram_and_hold_up_the_kernel(tmp_path):
     n = 4096
     reps = {}
     for limit in (16777216, 1024):
-        dev = variant("h100", tmp_path, l2_dirty_bytes=limit)
+        # one L2 of 50 MB (not two halves, where far stores outlast the write-backs)
+        dev = variant("h100", tmp_path, l2_dirty_bytes=limit, l2_halves=None,
+                      l2_far_latency_cycles=None)
         reps[limit] = dev.launch(fill, 16, 256, dev.zeros(n, np.int32), n, engine="timed")
     assert reps[16777216].extra["l2_writebacks"] == 0
     x = reps[1024].extra
@@ -393,3 +398,93 @@ def test_flush_caches_starts_the_l2_empty(h100):
     cold = h100.launch(copy, 16, 256, src, dst, n, engine="timed-block")
     assert warm.extra["l2_hit_rate"] == 1.0 and warm.extra["dram_bytes"] == 0
     assert cold.extra["dram_bytes"] > 0 and cold.cycles > warm.cycles
+
+
+def _half_sms(ms):
+    """An SM beside each half of a split L2."""
+    return ms.sm_half.index(0), ms.sm_half.index(1)
+
+
+def test_split_l2_far_hits_cost_the_far_latency_and_leave_a_near_copy():
+    """The H100's L2 is two halves (benchmarks/l2_halves.py): a sector homed in one
+    half, read by an SM beside the other, is a far hit (l2_far_latency_cycles more)
+    the first time and a near hit once the copy is there; both halves then hold it."""
+    ms = memory()
+    assert ms.split and len(ms.l2.halves) == 2
+    sm0, sm1 = _half_sms(ms)
+    a = 0                                            # partition 0: home is half 0
+    assert ms.l2.home(ms.locate(a)[0]) == 0
+    ms.l2.lookup(a, half=0)                          # resident at home, clean
+    near = ms.access("load", [a], [32], 0.0, sm=sm0)
+    far = ms.access("load", [a], [32], 1000.0, sm=sm1) - 1000.0
+    again = ms.access("load", [a], [32], 2000.0, sm=ms.sm_half.index(1, sm1 + 1)) - 2000.0
+    assert near == pytest.approx(ms.l2_latency + 32 / ms.l2_load_per_cycle)
+    assert far == pytest.approx(near + ms.far_latency)
+    assert again == pytest.approx(near)              # another SM of half 1: the copy
+    assert ms.l2.find(a, half=1) is not None and ms.l2.find(a, half=0) is not None
+    assert ms.fabric_bytes == 32
+
+
+def test_split_l2_stores_go_home_and_drop_the_other_halfs_copy():
+    ms = memory()
+    sm0, sm1 = _half_sms(ms)
+    a = 0                                            # home: half 0
+    ms.access("load", [a], [32], 0.0, sm=sm1)        # DRAM, through half 0: copy in half 1
+    assert ms.l2.find(a, half=1) is not None
+    ms.access("store", [a], [4], 5000.0, sm=sm0)     # written at home, beside its SM
+    assert ms.l2.halves[0].find(a)[1] is True        # dirty at home
+    assert ms.l2.halves[1].find(a) is None           # the stale copy is gone
+    b = 256                                          # partition 1: home is half 1
+    ms.access("store", [b], [4], 6000.0, sm=sm0)     # from half 0: crosses over
+    assert ms.l2.halves[1].find(b)[1] is True and ms.l2.halves[0].find(b) is None
+
+
+def test_split_l2_halves_each_hold_half_and_a_dram_miss_through_the_far_half_costs_more():
+    ms = memory()
+    cache = simgpu.get_device("sim:h100").config.cache
+    assert all(h.sets * h.WAYS * h.sector == cache.l2_bytes // 2 for h in ms.l2.halves)
+    sm0, _ = _half_sms(ms)
+    near = ms.access("load", [0], [32], 0.0, sm=sm0)            # partition 0, home 0
+    far = ms.access("load", [256], [32], 0.0, sm=sm0)           # partition 1, home 1
+    assert far - near == pytest.approx(ms.far_latency)
+
+
+def test_an_l2_of_one_half_takes_no_far_latency(tmp_path):
+    from simgpu.configs import ConfigError
+    ms = memory("sim:h100", tmp_path, l2_halves=None, l2_far_latency_cycles=None)
+    assert not ms.split and len(ms.l2.halves) == 1
+    with pytest.raises(ConfigError, match="l2_far_latency_cycles.*one half"):
+        memory("sim:h100", tmp_path, l2_halves=None)
+    with pytest.raises(ConfigError, match="l2_halves.*1 or 2"):
+        memory("sim:h100", tmp_path, l2_halves=3)
+
+
+def test_a_run_of_loads_then_stores_uses_the_combined_l2_budget():
+    """The slice's budgets are separate queues: a warp's four load sectors then four
+    store sectors finish at the combined rate, not at the load time plus the store time
+    (as when each access waited for both budgets to be free: a copy then moved 4.6 TB/s
+    through the model's L2, the H100 6.4)."""
+    ms = memory()
+    sm0, _ = _half_sms(ms)
+    sectors = [j * 32 for j in range(4)]             # one line of partition 0 (home: half 0)
+    for a in sectors:
+        ms.l2.lookup(a, half=0)
+    ms.access("load", sectors, [32] * 4, 0.0, sm=sm0)
+    ms.access("store", sectors, [32] * 4, 0.0, sm=sm0)
+    busy = max(ms.l2_free[0], ms.l2_free_dir[True][0], ms.l2_free_dir[False][0])
+    both, loads, stores = 256 / ms.l2_bytes_per_cycle, 128 / ms.l2_load_per_cycle, 128 / ms.l2_store_per_cycle
+    assert both > max(loads, stores)
+    assert busy == pytest.approx(both) and busy < loads + stores
+
+
+def test_a_dram_fill_takes_its_slices_bandwidth_but_no_one_waits_for_it():
+    ms = memory()
+    sm0, _ = _half_sms(ms)
+    fill = ms.l2_fill
+    done = ms.access("load", [0], [32], 0.0, sm=sm0)            # partition 0, home: half 0
+    assert ms.l2_free[0] == pytest.approx(fill / ms.l2_bytes_per_cycle) and ms.l2_free[1] == 0
+    assert done == pytest.approx(dram_load_cycles(simgpu.get_device("sim:h100")))
+    ms.access("load", [256], [32], 0.0, sm=sm0)                 # partition 1: through half 1
+    # the home slice (1) and the near copy's slice (0) both take the block
+    assert ms.l2_free[1] == pytest.approx(fill / ms.l2_bytes_per_cycle)
+    assert ms.l2_free[0] == pytest.approx(2 * fill / ms.l2_bytes_per_cycle)
