@@ -294,7 +294,11 @@ class CacheModel:
     l2_far_latency_cycles: int | None = _opt("with two halves: cycles more for data from the "
                                              "other half (default 0)")
 
-    _OPTIONAL_WHEN_PRESENT = ("l2_bandwidth_gbps", "l2_store_bandwidth_gbps",
+    l2_request_cycles: float | None = _opt("cycles an L2 slice takes per request (an "
+                                           "instruction's sectors of one 128-B line), besides "
+                                           "its bytes (default 0)")
+
+    _OPTIONAL_WHEN_PRESENT = ("l2_request_cycles", "l2_bandwidth_gbps", "l2_store_bandwidth_gbps",
                               "l2_combined_bandwidth_gbps", "l1_sets", "l2_dirty_bytes",
                               "l2_fill_bytes", "l2_halves", "l2_far_latency_cycles")
 
@@ -418,7 +422,9 @@ class GPUConfig:
             extra = [f"{_size(c.l2_dirty_bytes)} dirty at most" if c.l2_dirty_bytes else "",
                      f"{c.l2_fill_bytes} B per miss" if c.l2_fill_bytes else "",
                      f"2 halves (the far one +{c.l2_far_latency_cycles or 0} cycles)"
-                     if c.l2_halves == 2 else ""]
+                     if c.l2_halves == 2 else "",
+                     f"{c.l2_request_cycles:g} cycles per request and slice"
+                     if c.l2_request_cycles else ""]
             if any(extra):
                 lines.append("                L2: " + ", ".join(x for x in extra if x))
         else:

@@ -97,6 +97,10 @@ class MemorySystem:
             self.l2_store_per_cycle = (c.l2_store_bandwidth_gbps or l2_gbps) / self.n * cycle_ns
             self.l2_free = [0.0] * self.n               # the slice, both directions
             self.l2_free_dir = {True: [0.0] * self.n, False: [0.0] * self.n}   # by load?
+            # and a request (an instruction's sectors of one 128-B line) per
+            # l2_request_cycles: random sectors, one request each, are bound by that
+            self.l2_request_cycles = c.l2_request_cycles or 0.0
+            self.l2_request_free = [0.0] * self.n
             # A split L2 (two halves): what crosses to the other half takes
             # l2_far_latency_cycles more.
             self.split = len(self.l2.halves) > 1
@@ -205,6 +209,7 @@ class MemorySystem:
             l1_sets, l1_count, l1_ways = l1.sets, l1.set_count, l1.ways
         line = k = None
         fill, fetched, wanted = (self.l2_fill if load else 0), None, None
+        per_request, req_free, line_of_request = self.l2_request_cycles, self.l2_request_free, None
         for a, s in zip(addresses, sizes):
             if l1 is not None:
                 # L1Cache.find, inlined: the line made most recently used, or allocated.
@@ -258,11 +263,19 @@ class MemorySystem:
                 l2_free[slice_] = (t if t > free else free) + s / per_cycle
                 free = dir_free[slice_]
                 dir_free[slice_] = (t if t > free else free) + s / dir_per_cycle
+                ready = l2_free[slice_] if l2_free[slice_] > dir_free[slice_] else dir_free[slice_]
+                if per_request and (a >> 7) != line_of_request:
+                    # a new request (an instruction's sectors of one 128-B line): its lookup
+                    line_of_request = a >> 7
+                    free = req_free[slice_]
+                    req_free[slice_] = (t if t > free else free) + per_request
+                    if req_free[slice_] > ready:
+                        ready = req_free[slice_]
                 extra = 0
                 if far and slice_ == part:           # the data crosses between the halves
                     extra = far_latency
                     self.fabric_bytes += s
-                ready = max(l2_free[slice_], dir_free[slice_]) + l2_latency + extra   # a round trip
+                ready += l2_latency + extra          # a round trip
                 if entry is None:                    # a store's new sector, at its home
                     entry = (home if far else mine).fill(a, clock + ready, True)
                 elif entry[0] - clock + extra > ready:

@@ -285,10 +285,20 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                              group.count_warps(np.arange(group.n))))
         yield state.done
 
+    # The GPU hands blocks out one at a time, block_dispatch_ns each (an empty kernel's
+    # time grows by that per block): a block starts once it is handed out, while the
+    # ones before it already run, so dispatch overlaps with the kernel's work.
+    dispatch_cycles = (config.issue.block_dispatch_ns or 0.0) * config.gpu.core_clock_mhz / 1e3
+    dispatcher = [0.0]                          # when it has handed out the blocks so far
+
     def sm_slot(sm):
         """One resident-block slot of an SM: runs blocks one after another."""
         while pending:
-            yield env.process(run_block(pending.pop(), sm))
+            block = pending.pop()
+            if dispatch_cycles:
+                at = dispatcher[0] = max(env.now, dispatcher[0]) + dispatch_cycles
+                yield env.timeout(at - env.now)
+            yield env.process(run_block(block, sm))
 
     for _ in range(resident):                    # round-robin: block 0 on SM 0, 1 on SM 1, ...
         for sm in sms:
@@ -301,12 +311,13 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
     # its last warp has issued them.
     cycles = max(env.now, memory.drained)
     memory.finish(cycles)
-    # The GPU's own cost per kernel (dispatch, drain: an empty kernel's time) is part
-    # of the kernel's device time (cycles, what Nsight Compute's gpu__time_duration
-    # measures). In a sequence of launches it overlaps the host's launch interval, so
-    # time_ms adds the larger of the two to the kernel's body.
+    # The GPU's own fixed cost per kernel (launch, drain: an empty kernel's time less
+    # its block dispatch, which is in the cycles above) is part of the kernel's device
+    # time (cycles, what Nsight Compute's gpu__time_duration measures). In a sequence
+    # of launches it overlaps the host's launch interval, so time_ms adds the larger
+    # of the two to the kernel's body.
     issue = config.issue
-    fixed_us = (issue.kernel_fixed_us or 0.0) + (issue.block_dispatch_ns or 0.0) * geom.blocks / 1e3
+    fixed_us = issue.kernel_fixed_us or 0.0
     body_ms = cycles / (config.gpu.core_clock_mhz * 1e3)
     report.cycles = int(round(cycles + fixed_us * config.gpu.core_clock_mhz))
     report.time_ms = body_ms + max(issue.kernel_launch_overhead_us, fixed_us) / 1e3

@@ -37,6 +37,12 @@ def two_loads(a: Array[i32], out: Array[i32]):
 
 
 @kernel
+def nothing(out: Array[i32]):
+    if threadIdx.x > 4096:                          # never: no memory access at all
+        out[0] = 1
+
+
+@kernel
 def copy(src: Array[i32], dst: Array[i32], n: i32):
     for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
         dst[i] = src[i]
@@ -374,19 +380,37 @@ def test_dirty_limit_write_backs_reach_dram_and_hold_up_the_kernel(tmp_path):
 
 
 def test_the_gpu_fixed_cost_per_kernel(tmp_path):
-    """report.cycles adds kernel_fixed_us + block_dispatch_ns per block; time_ms adds
-    the larger of it and the host's launch overhead to the kernel's body."""
+    """report.cycles adds kernel_fixed_us to the kernel's body; time_ms adds the larger
+    of it and the host's launch overhead to the body."""
     n, blocks = 4096, 16
     reps = {}
-    for fixed, per_block in ((0, 0), (1.99, 0.59), (20, 0.59)):
-        dev = variant("h100", tmp_path, kernel_fixed_us=fixed, block_dispatch_ns=per_block)
+    for fixed in (0, 1.99, 20):
+        dev = variant("h100", tmp_path, kernel_fixed_us=fixed, block_dispatch_ns=0.59)
         reps[fixed] = dev.launch(fill, blocks, 256, dev.zeros(n, np.int32), n, engine="timed")
     clock = simgpu.get_device("sim:h100").config.gpu.core_clock_mhz
     body = reps[0].cycles
-    assert abs(reps[1.99].cycles - (body + (1.99 + 0.59e-3 * blocks) * clock)) <= 1   # rounding
-    assert reps[1.99].time_ms == pytest.approx(reps[0].time_ms)     # hidden by the 5.1 us
-    assert reps[20].time_ms == pytest.approx(reps[0].time_ms - 5.1e-3 + (20 + 0.59e-3 * blocks) / 1e3,
-                                             abs=1e-6)
+    assert abs(reps[1.99].cycles - (body + 1.99 * clock)) <= 1                # rounding
+    assert reps[1.99].time_ms == pytest.approx(reps[0].time_ms)               # hidden by the 5.1 us
+    assert reps[20].time_ms == pytest.approx(reps[0].time_ms - 5.1e-3 + 20e-3, abs=1e-6)
+
+
+def test_blocks_are_dispatched_one_at_a_time_while_earlier_ones_run(tmp_path):
+    """An empty kernel takes block_dispatch_ns per block (the GPU's grid-dependence of
+    an empty kernel, measured); a kernel with work overlaps its dispatch with it, so
+    dispatching costs it less than blocks x block_dispatch_ns."""
+    clock = simgpu.get_device("sim:h100").config.gpu.core_clock_mhz
+    per_block = 0.59e-3 * clock                     # cycles
+    cycles = {}
+    for ns in (0, 0.59):
+        dev = variant("h100", tmp_path, kernel_fixed_us=1.99, block_dispatch_ns=ns)
+        empty = dev.launch(nothing, 1056, 256, dev.zeros(1, np.int32), engine="timed").cycles
+        n = 1 << 18
+        src, dst = dev.to_device(np.arange(n, dtype=np.int32)), dev.zeros(n, np.int32)
+        busy = dev.launch(copy, 1056, 256, src, dst, n, engine="timed-block").cycles
+        cycles[ns] = (empty, busy)
+    # (the empty blocks' own few cycles overlap the dispatch too)
+    assert 1056 * per_block - 50 <= cycles[0.59][0] - cycles[0][0] <= 1056 * per_block + 1
+    assert 0 < cycles[0.59][1] - cycles[0][1] < 0.5 * 1056 * per_block
 
 
 def test_flush_caches_starts_the_l2_empty(h100):
@@ -418,7 +442,7 @@ def test_split_l2_far_hits_cost_the_far_latency_and_leave_a_near_copy():
     near = ms.access("load", [a], [32], 0.0, sm=sm0)
     far = ms.access("load", [a], [32], 1000.0, sm=sm1) - 1000.0
     again = ms.access("load", [a], [32], 2000.0, sm=ms.sm_half.index(1, sm1 + 1)) - 2000.0
-    assert near == pytest.approx(ms.l2_latency + 32 / ms.l2_load_per_cycle)
+    assert near == pytest.approx(ms.l2_latency + max(32 / ms.l2_load_per_cycle, ms.l2_request_cycles))
     assert far == pytest.approx(near + ms.far_latency)
     assert again == pytest.approx(near)              # another SM of half 1: the copy
     assert ms.l2.find(a, half=1) is not None and ms.l2.find(a, half=0) is not None
@@ -488,3 +512,24 @@ def test_a_dram_fill_takes_its_slices_bandwidth_but_no_one_waits_for_it():
     # the home slice (1) and the near copy's slice (0) both take the block
     assert ms.l2_free[1] == pytest.approx(fill / ms.l2_bytes_per_cycle)
     assert ms.l2_free[0] == pytest.approx(2 * fill / ms.l2_bytes_per_cycle)
+
+
+def test_random_sectors_are_bound_by_the_l2_request_rate(tmp_path):
+    """32 sectors of one partition: in 8 requests of 4 (whole lines) the slice's bytes
+    bind; in 32 requests of one sector (a random gather) its l2_request_cycles do."""
+    ms = memory()
+    assert ms.l2_request_cycles > 32 / ms.l2_load_per_cycle      # so a lone sector is request-bound
+    stride = ms.interleave * ms.n                   # the next chunk of partition 0
+    lines = [k * stride + j * 32 for k in range(8) for j in range(4)]
+    scattered = [k * stride for k in range(32)]     # one sector per line
+    sm0 = ms.sm_half.index(0)
+
+    def busy(sectors):
+        m = memory()
+        for a in sectors:
+            m.l2.lookup(a, half=0)
+        m.access("load", sectors, [32] * 32, 0.0, sm=sm0)
+        return max(m.l2_free_dir[True][0], m.l2_request_free[0])
+
+    assert busy(lines) == pytest.approx(32 * 32 / ms.l2_load_per_cycle)
+    assert busy(scattered) == pytest.approx(32 * ms.l2_request_cycles)
