@@ -234,3 +234,13 @@ def test_efficiencies_and_l2_fill_are_checked(tmp_path):
     cfg = load_config(plain)                 # every one of them optional
     assert cfg.memory.reorder is None and cfg.cache.l2_fill_bytes is None
     assert cfg.issue.kernel_fixed_us is None
+
+
+def test_the_split_l2_keys_are_described_and_checked(tmp_path):
+    h100 = load_config("h100")
+    assert h100.cache.l2_halves == 2 and h100.cache.l2_far_latency_cycles == 185
+    text = h100.describe()
+    assert "2 halves (the far one +185 cycles)" in text and "1.2 cycles per request" in text
+    src = (BUNDLED / "h100.toml").read_text(encoding="utf-8")
+    odd = write_variant(tmp_path, ("partitions", "partitions = 5"), name="odd.toml", text=src)
+    check_error(odd, "cache.l2_halves", "even number of memory partitions")
