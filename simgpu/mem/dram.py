@@ -296,6 +296,13 @@ class MemorySystem:
                 if ready > done:
                     done = ready
                 continue
+            if per_request and (a >> 7) != line_of_request:
+                # A miss is looked up too: a request at the near slice (and, for a sector
+                # homed in the far half, one there), ahead of the hits behind it.
+                line_of_request = a >> 7
+                for sl in ((part ^ 1, part) if far else (part,)):
+                    free = req_free[sl]
+                    req_free[sl] = (t if t > free else free) + per_request
             txns = by_part.get(part)
             if txns is None:
                 txns = by_part[part] = []

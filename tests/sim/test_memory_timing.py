@@ -533,3 +533,16 @@ def test_random_sectors_are_bound_by_the_l2_request_rate(tmp_path):
 
     assert busy(lines) == pytest.approx(32 * 32 / ms.l2_load_per_cycle)
     assert busy(scattered) == pytest.approx(32 * ms.l2_request_cycles)
+
+
+def test_misses_are_looked_up_too():
+    """A miss costs its slice a request as a hit does (and, homed in the far half, the
+    home slice one more): the hits behind it wait."""
+    ms = memory()
+    sm0 = ms.sm_half.index(0)
+    stride = ms.interleave * ms.n
+    ms.access("load", [k * stride for k in range(8)], [32] * 8, 0.0, sm=sm0)   # partition 0
+    assert ms.l2_request_free[0] == pytest.approx(8 * ms.l2_request_cycles)
+    ms.access("load", [256 + k * stride for k in range(8)], [32] * 8, 0.0, sm=sm0)   # 1: far
+    assert ms.l2_request_free[1] == pytest.approx(8 * ms.l2_request_cycles)       # home
+    assert ms.l2_request_free[0] == pytest.approx(16 * ms.l2_request_cycles)      # near lookup
