@@ -51,10 +51,8 @@ has no fixed GPU-side cost per kernel; both figures are in the table.
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import datetime
-import io
 import json
 import os
 import pathlib
@@ -67,6 +65,8 @@ import numpy as np
 
 import simgpu
 from simgpu.lang import Array, atomic_add, blockDim, blockIdx, gridDim, i32, kernel, threadIdx
+
+from . import ncu_csv
 
 
 @kernel
@@ -292,23 +292,18 @@ def child(out: pathlib.Path, kind: str, state: str, measured: int, tag: str):
 
 
 def parse_ncu(text: str) -> list:
-    """[{kernel, metrics: {name: float}}] in launch order from ``ncu --csv`` output."""
-    rows = [r for r in csv.reader(io.StringIO(text)) if r]
-    at = next((i for i, r in enumerate(rows) if r[:2] == ["ID", "Process ID"]), None)
-    if at is None:
-        raise ValueError("no ncu CSV header ('ID', 'Process ID', ...) in the ncu output")
-    header = rows[at]
-    col = {k: header.index(k) for k in ("ID", "Kernel Name", "Metric Name", "Metric Value")}
-    by_id: dict = {}
-    for r in rows[at + 1:]:
-        if len(r) != len(header) or r[0] == "ID":
-            continue
-        d = by_id.setdefault(int(r[col["ID"]]), {"kernel": r[col["Kernel Name"]], "metrics": {}})
-        try:
-            d["metrics"][r[col["Metric Name"]]] = float(r[col["Metric Value"]].replace(",", ""))
-        except ValueError:
-            pass
-    return [by_id[k] for k in sorted(by_id)]
+    """[{kernel, metrics: {name: float}}] in launch order from ``ncu --csv`` output
+    (values that are not numbers are left out)."""
+    launches = []
+    for kernel, values in ncu_csv.parse_csv(text):
+        metrics = {}
+        for name, value in values.items():
+            try:
+                metrics[name] = float(value)
+            except ValueError:
+                pass
+        launches.append({"kernel": kernel, "metrics": metrics})
+    return launches
 
 
 TIME = "gpu__time_duration.sum"

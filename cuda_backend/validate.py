@@ -19,9 +19,7 @@ the project that no case launches is listed as not validated.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
-import io
 import json
 import os
 import pathlib
@@ -34,6 +32,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import simgpu
+
+from . import ncu_csv
 
 # Nsight Compute metrics for each of the simulator's counts (GPU.md lists them;
 # atomics whose result is unused compile to reductions, counted as op_red).
@@ -224,24 +224,17 @@ def run_cases(dev, selected, seeds, repeats=1):
 
 def parse_ncu_csv(text: str) -> list:
     """Launches in order, each a LaunchCounts with the METRICS read from ncu's CSV."""
-    rows = [r for r in csv.reader(io.StringIO(text)) if r]
-    header_at = next((i for i, r in enumerate(rows) if r[:2] == ["ID", "Process ID"]), None)
-    if header_at is None:
-        raise ValueError("no ncu CSV header ('ID', 'Process ID', ...) in the ncu output")
-    header = rows[header_at]
-    col = {name: header.index(name) for name in ("ID", "Kernel Name", "Metric Name", "Metric Value")}
-    by_id: dict = {}
     inverse = {m: key for key, m in METRICS.items()}
-    for r in rows[header_at + 1:]:
-        if len(r) != len(header) or r[0] == "ID":
-            continue
-        lc = by_id.setdefault(int(r[col["ID"]]), LaunchCounts(r[col["Kernel Name"]]))
-        metric, value = r[col["Metric Name"]], r[col["Metric Value"]].replace(",", "")
-        if metric in inverse:
-            lc.counts[inverse[metric]] = int(float(value))
-        elif metric == TIME_METRIC:
-            lc.kernel_ms = float(value) / 1e6
-    return [by_id[k] for k in sorted(by_id)]
+    launches = []
+    for kernel, values in ncu_csv.parse_csv(text):
+        lc = LaunchCounts(kernel)
+        for metric, value in values.items():
+            if metric in inverse:
+                lc.counts[inverse[metric]] = int(float(value))
+            elif metric == TIME_METRIC:
+                lc.kernel_ms = float(value) / 1e6
+        launches.append(lc)
+    return launches
 
 
 def merged(counts: dict) -> dict:

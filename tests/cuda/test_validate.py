@@ -57,3 +57,18 @@ def test_runs_with_different_rounds_pair_round_by_round():
 def test_project_kernels_are_found():
     kernels = V.project_kernels()
     assert "copy_striding" in kernels and "rs3_walk_64" in kernels
+
+
+def test_both_scripts_read_ncu_csv_through_one_parser():
+    """validate and calibrate share cuda_backend.ncu_csv: the same launches, and the
+    same clear error where ncu printed no CSV (a failed profile, say)."""
+    import pytest
+    from cuda_backend import calibrate as C
+    from cuda_backend import ncu_csv
+    raw = ncu_csv.parse_csv(NCU_CSV)
+    assert [k for k, _ in raw] == [lc.kernel for lc in V.parse_ncu_csv(NCU_CSV)]
+    assert [k for k, _ in raw] == [l["kernel"] for l in C.parse_ncu(NCU_CSV)]
+    assert raw[0][1]["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == "2048"
+    for parse in (V.parse_ncu_csv, C.parse_ncu):
+        with pytest.raises(ValueError, match="no ncu CSV header"):
+            parse("==ERROR== the application returned an error\n")
