@@ -232,11 +232,11 @@ class MemorySystem:
                     continue
                 l1.misses += 1
             part, bank, row = cache.get(a // interleave) or where(a)
-            far = split and (part & 1) != near     # its home is the other half
+            far = split and (part & 1) != near     # its home (L2.home, inlined) is the other half
             tag = a // l2_sector
             slice_ = part
             if far and not load:                   # a store goes straight to the home half
-                home = l2.halves[part & 1]
+                home = l2.halves[near ^ 1]
                 entry = home.find(a)
             else:                                  # SectorCache.find in the near half, inlined
                 ways = l2_lines.get(tag % l2_sets)
@@ -250,7 +250,7 @@ class MemorySystem:
                     if entry is not None:
                         slice_ = part ^ 1            # the near copy, in the neighbouring slice
                     else:                            # on to the home half, across the fabric
-                        home = l2.halves[part & 1]
+                        home = l2.halves[near ^ 1]
                         entry = home.find(a)
             if entry is not None or not load:
                 # An L2 hit, or a store (write-back L2: it allocates without fetching).
