@@ -18,7 +18,8 @@ Where the config has caches (the modern GPUs; ``simgpu.mem.caches``):
   launch (the driver invalidates it between kernels).
 * the **L2** of 32-byte sectors sits in front of the partitions: a hit is
   served at the L2's latency and its slice's share of the L2 bandwidth; a
-  load miss goes on to the partition and fills the sector; a store
+  load miss goes on to the partition and fills the sector, which then leaves
+  the slice for the SM as a hit's data does; a store
   allocates its sector dirty (write-back, no fetch); a dirty sector evicted
   later is written back through its partition's queue (nobody waits for
   it).  The L2's contents belong to the device and outlive a launch.
@@ -303,6 +304,14 @@ class MemorySystem:
                 for sl in ((part ^ 1, part) if far else (part,)):
                     free = req_free[sl]
                     req_free[sl] = (t if t > free else free) + per_request
+            # The data leaves the near slice for the SM as a hit's does: the same
+            # budgets, and the SM has it no sooner than that read-out allows.
+            out = part ^ 1 if far else part
+            free = l2_free[out]
+            l2_free[out] = (t if t > free else free) + s / per_cycle
+            free = dir_free[out]
+            dir_free[out] = (t if t > free else free) + s / dir_per_cycle
+            out = (l2_free[out] if l2_free[out] > dir_free[out] else dir_free[out]) + l2_latency
             txns = by_part.get(part)
             if txns is None:
                 txns = by_part[part] = []
@@ -314,15 +323,15 @@ class MemorySystem:
                     fetched, wanted = {}, set(addresses)
                 at = fetched.get(base)
                 if at is not None:                   # its block is already on the way
-                    misses.append((at[0], at[1], self._fill_l2(a, near, far), line, k, far))
+                    misses.append((at[0], at[1], self._fill_l2(a, near, far), line, k, far, out))
                     continue
                 fetched[base] = (part, len(txns))
                 for b in range(base, base + fill, l2_sector):
                     # (sectors this instruction asks for come here as misses themselves)
                     if b not in wanted:
-                        misses.append((part, len(txns), self._fill_l2(b, near, far, True), None, 0, far))
+                        misses.append((part, len(txns), self._fill_l2(b, near, far, True), None, 0, far, 0))
                 s = fill
-            misses.append((part, len(txns), self._fill_l2(a, near, far), line, k, far))
+            misses.append((part, len(txns), self._fill_l2(a, near, far), line, k, far, out))
             txns.append((bank, row, s, a))
             # The block is written into its home slice (and, through the far half, into the
             # near one as a copy): slice bandwidth that the requester does not wait for.
@@ -334,10 +343,12 @@ class MemorySystem:
             arrive = t + self.half_trip
             finished = {part: self._serve(self.parts[part], txns, arrive, [])[1]
                         for part, txns in by_part.items()}
-            for part, i, entries, line, k, far in misses:
+            for part, i, entries, line, k, far, out in misses:
                 ready = finished[part][i] + self.half_trip
                 if far:
                     ready += far_latency
+                if out > ready:                      # the slice's read-out is the later
+                    ready = out
                 for entry in entries:
                     entry[0] = clock + ready
                 if line is not None:
