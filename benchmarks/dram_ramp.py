@@ -213,7 +213,7 @@ def placement_report(out: pathlib.Path) -> str:
     return "\n".join(lines)
 
 
-def timeline(rec: np.ndarray, n: int, threads: int, stride: int) -> dict:
+def timeline(rec: np.ndarray, n: int, stride: int) -> dict:
     """Per-warp stamps -> starts, per-iteration latencies and the load rate over time."""
     rec = rec.reshape(-1, REC)
     g0, g1 = rec[:, 1].astype(np.float64), rec[:, 2].astype(np.float64)
@@ -258,7 +258,7 @@ def report(out: pathlib.Path) -> str:
         for state in STATES:
             key = f"{label}|{state}"
             if key in data:
-                summary[key] = timeline(data[key], n, threads, blocks * threads)
+                summary[key] = timeline(data[key], n, blocks * threads)
     times = {}
     csv = out / "ncu.csv"
     if csv.exists():
@@ -311,7 +311,7 @@ def report(out: pathlib.Path) -> str:
     return "\n".join(lines)
 
 
-def simulate(out: pathlib.Path) -> str:
+def simulate() -> str:
     """The model's counterpart of the 1,056 x 256 cases: load completions per 0.25 us
     (from cycle 0, the first block's dispatch) and load latencies by issue time."""
     import simgpu
@@ -385,7 +385,7 @@ def main(argv=None) -> int:
         print(placement_report(args.placement_report))
         return 0
     if args.sim:
-        text = simulate(args.sim)
+        text = simulate()
         print(text)
         args.sim.mkdir(parents=True, exist_ok=True)
         (args.sim / "sim.md").write_text(text + "\n")
