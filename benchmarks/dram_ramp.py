@@ -334,7 +334,7 @@ def simulate() -> str:
 
             def access(self, k, addresses, sizes, t, sm=0, _log=log):
                 back = orig(self, k, addresses, sizes, t, sm)
-                _log.append((k, t, back))
+                _log.append((k, t, back, int(addresses[0])))
                 return back
             dram.MemorySystem.access = access
             try:
@@ -342,15 +342,26 @@ def simulate() -> str:
             finally:
                 dram.MemorySystem.access = orig
             mhz = dev.config.gpu.core_clock_mhz
-            loads = np.array([(t, b) for k, t, b in log if k == "load"]) / mhz   # us
+            loads = np.array([(t, b) for k, t, b, a in log if k == "load"]) / mhz   # us
+            # each load's warp and iteration, from its first address (all loads read src)
+            first = np.array([a for k, t, b, a in log if k == "load"])
+            index = (first - first.min()) // 4
+            block_of, iteration = index % (blocks * threads) // threads, index // (blocks * threads)
             edges = np.arange(0.0, loads[:, 1].max() + BIN_US, BIN_US)
             counts = np.histogram(loads[:, 1], edges)[0]
             lat = (loads[:, 1] - loads[:, 0]) * 1e3
             body = rep.cycles / mhz - dev.config.issue.kernel_fixed_us
             lines.append(f"### sim:h100 {label}, {state}\n")
+            second = iteration == 1
+            spread = "-"
+            if second.any():
+                have = np.bincount(block_of[second], None, blocks)
+                per_block = np.bincount(block_of[second], lat[second], blocks)[have > 0] / have[have > 0]
+                spread = f"{per_block.std():.0f} ns"
             lines.append(f"- kernel {rep.cycles / mhz:.2f} us ({body:.2f} us after the fixed cost); "
                          f"load latency ns p10/p50/p90 {np.percentile(lat, 10):.0f}/"
-                         f"{np.percentile(lat, 50):.0f}/{np.percentile(lat, 90):.0f}")
+                         f"{np.percentile(lat, 50):.0f}/{np.percentile(lat, 90):.0f}; the blocks' "
+                         f"mean latency in iteration 2, standard deviation: {spread}")
             lines.append("- loaded GB/s per 0.25 us since cycle 0: "
                          + " ".join(f"{c * 128 / (BIN_US * 1e3):.0f}" for c in counts) + "\n")
     return "\n".join(lines)

@@ -1,0 +1,240 @@
+"""Which addresses share an L2 slice (and its memory channel) on the H100: the unit of
+the GPU's address hash, measured two ways.  Needs a GPU, CuPy and Nsight Compute.
+
+1. **Counters** (``--child OUT --tag ncu`` under ncu, cold L2): one kernel reads
+   a span of bytes with one block, so from one SM (128 B to 64 KiB, at 4 KiB-aligned
+   and unaligned offsets, at eight places in a buffer), and ncu reports the L2's
+   sectors summed over its slices and in the busiest slice (``.sum`` / ``.max`` over
+   the lts units), and the DRAM's over its units.  The sum over the max is how many
+   slices (DRAM units) at least shared the span's sectors.
+2. **Timelines** (``--child OUT``): the calibration's streaming copy, instrumented as
+   ``benchmarks/dram_ramp.py`` does it (lane 0 of each warp stamps the SM clock after
+   every iteration), with source and destination at offsets of 0, 512, 2048 and
+   3584 B from a 2 MiB boundary (a GPU page: the offset is the physical one).  Warp
+   w reads the 128 B at ``offset + 128 w`` (plus multiples of 264 x 4 KiB in later
+   iterations), so a fixed unit of the address hash shows as adjacent warps whose
+   latencies move together inside an aligned unit and not across its boundary, and
+   the boundary moves with the offset, across blocks and SMs.
+
+The kernels are raw CUDA (``%smid``, the clock and the instrumentation are no part of
+simgpu's kernel language): this measures the hardware the model is calibrated against.
+
+    ncu --clock-control none --cache-control all --csv --print-units base \\
+        --metrics $(python benchmarks/l2_chunks.py --metrics) --log-file OUT/ncu.csv \\
+        python benchmarks/l2_chunks.py --child OUT --tag ncu
+    python benchmarks/l2_chunks.py --child OUT          # stamps -> OUT/stamps.npz
+    python benchmarks/l2_chunks.py --report OUT [--md F.md]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import pathlib
+import sys
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import dram_ramp  # noqa: E402  (the instrumented copy and its flush, shared)
+
+READ = r"""
+// One block, so one SM (one L2 half's point of view): its 256 threads read n ints.
+extern "C" __global__ void span_read(const int* src, int* out, int n) {
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        if (src[i] < 0) out[0] = i;
+}
+"""
+METRICS = ["lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_sectors_srcunit_tex_op_read.max",
+           "lts__t_sectors_srcunit_tex_op_read.avg",
+           "dram__sectors_read.sum", "dram__sectors_read.max", "dram__sectors_read.avg"]
+PAGE = 2 << 20
+#: (bytes read, offset from a 64 KiB boundary) for the counters; 0 bytes: the background
+#: (the kernel's own code and parameters), subtracted place by place
+SPANS = [(b, 0) for b in (0, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536)] + \
+        [(4096, o) for o in (1024, 2048, 3072)]
+PLACES = 8                       # each span at 8 places, 256 KiB apart
+OFFSETS = (0, 512, 2048, 3584)   # the copy's source and destination, from a 2 MiB boundary
+N = 1 << 20                      # the calibration's 8 MiB copy: 2^20 int32 each way
+GRID, BLOCK = 1056, 256
+REPEATS = 2
+
+
+def aligned(cp, nbytes: int):
+    """An int32 view of fresh device memory starting on a 2 MiB (page) boundary (the
+    view keeps the whole allocation alive)."""
+    raw = cp.zeros(nbytes + PAGE, cp.int8)
+    skip = (-raw.data.ptr) % PAGE
+    return raw[skip:skip + nbytes].view(cp.int32)
+
+
+def child(out: pathlib.Path, tag: str) -> None:
+    import cupy as cp
+    if tag == "ncu":                                     # the counters, cold under ncu
+        fn = cp.RawModule(code=READ).get_function("span_read")
+        src = aligned(cp, PLACES * (256 << 10) + (64 << 10))
+        src.fill(1)
+        sink = cp.zeros(1, cp.int32)
+        order = []
+        for nbytes, offset in SPANS:
+            for place in range(PLACES):
+                start = (place * (256 << 10) + offset) // 4
+                n = nbytes // 4
+                fn((1,), (256,), (src[start:], sink, np.int32(n)))
+                order.append({"bytes": nbytes, "offset": offset, "place": place})
+        cp.cuda.Device().synchronize()
+        (out / "order.json").write_text(json.dumps(order))
+        return
+    mod = cp.RawModule(code=dram_ramp.SOURCE, options=("-std=c++17",))
+    probe = mod.get_function("copy_probe")
+    flush = cp.zeros(64 << 20, cp.int32)                 # 256 MiB: five times the L2
+    rec = cp.zeros(GRID * BLOCK // 32 * dram_ramp.REC, cp.int64)
+    stamps = {}
+    for offset in OFFSETS:
+        sbuf, dbuf = aligned(cp, 4 * N + PAGE), aligned(cp, 4 * N + PAGE)
+        src, dst = sbuf[offset // 4:offset // 4 + N], dbuf[offset // 4:offset // 4 + N]
+        src[:] = cp.arange(N, dtype=cp.int32)
+        args = (src, dst, np.int32(N), rec)
+        for state in ("warm", "cold"):
+            for r in range(REPEATS):
+                probe((GRID,), (BLOCK,), args)           # warm-up: data, TLBs, code
+                if state == "cold":
+                    flush.fill(1)
+                    int(flush.sum())                     # the L2 now holds the flush buffer
+                probe((GRID,), (BLOCK,), args)
+                cp.cuda.Device().synchronize()
+                stamps[f"{offset}|{state}|{r}"] = rec.get()
+        assert bool((dst == src).all())
+        del sbuf, dbuf, src, dst
+    np.savez_compressed(out / "stamps.npz", **stamps)
+
+
+def counters_table(out: pathlib.Path) -> str:
+    from cuda_backend import calibrate as C
+    order = json.loads((out / "order.json").read_text())
+    rows = [x["metrics"] for x in C.parse_ncu((out / "ncu.csv").read_text())
+            if x["kernel"].startswith("span_read")]
+    if len(rows) != len(order):
+        raise SystemExit(f"ncu.csv has {len(rows)} span_read launches, order.json {len(order)}")
+    tex, dram = "lts__t_sectors_srcunit_tex_op_read", "dram__sectors_read"
+    slices = round(np.median([r[f"{tex}.sum"] / r[f"{tex}.avg"] for r in rows if r.get(f"{tex}.avg")]))
+    channels = round(np.median([r[f"{dram}.sum"] / r[f"{dram}.avg"] for r in rows if r.get(f"{dram}.avg")]))
+    background = {o["place"]: r for r, o in zip(rows, order) if o["bytes"] == 0}
+    lines = [f"ncu counts {slices} L2 slices and {channels} DRAM units (`.sum / .avg`). One block "
+             f"(one SM) reads the span; medians over {PLACES} places. \"Busiest\" is the count of "
+             "the unit with the most; \"spread over\" is the total over the busiest one's, the "
+             "fewest units the sectors can have gone to. The DRAM's figures are net of the same "
+             "kernel reading nothing at the same place (its code and parameters: "
+             f"{np.median([r[f'{dram}.sum'] for r in background.values()]):.0f} sectors, "
+             f"the busiest unit {np.median([r[f'{dram}.max'] for r in background.values()]):.0f}).", "",
+             "| bytes read | offset from a 64 KiB boundary | L2 sectors from the SM | busiest slice "
+             "| spread over | DRAM sectors (net) | busiest DRAM unit | spread over |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for nbytes, offset in SPANS:
+        if nbytes == 0:
+            continue
+        sel = [(r, background[o["place"]]) for r, o in zip(rows, order)
+               if (o["bytes"], o["offset"]) == (nbytes, offset)]
+        t_sum = [r[f"{tex}.sum"] - b[f"{tex}.sum"] for r, b in sel]
+        t_max = [r[f"{tex}.max"] for r, b in sel]
+        d_sum = [r[f"{dram}.sum"] - b[f"{dram}.sum"] for r, b in sel]
+        d_max = [r[f"{dram}.max"] for r, b in sel]
+        lines.append(f"| {nbytes:,} | {offset:,} | {np.median(t_sum):.0f} | {np.median(t_max):.0f} | "
+                     f"{np.median(np.divide(t_sum, t_max)):.1f} | {np.median(d_sum):.0f} | "
+                     f"{np.median(d_max):.0f} | {np.median(np.divide(d_sum, d_max)):.1f} |")
+    return "\n".join(lines)
+
+
+def warp_latencies(rec: np.ndarray, iterations: int = 3) -> np.ndarray:
+    """(warps, iterations) latency in ns of each warp's first iterations, from its stamps."""
+    rec = rec.reshape(-1, dram_ramp.REC)
+    g0, g1 = rec[:, 1].astype(np.float64), rec[:, 2].astype(np.float64)
+    clocks = rec[:, 3:].astype(np.int64)
+    rel = (clocks - clocks[:, :1]) % (1 << 32)
+    ok = g1 - g0 > 500
+    ghz = float(np.median(rel[ok, -1] / (g1 - g0)[ok]))
+    return np.diff(rel[:, :iterations + 1], axis=1) / ghz
+
+
+def boundary_correlations(lat: np.ndarray, offset: int, unit: int, block_warps: int = 8) -> dict:
+    """Correlation of adjacent warps' latencies (iterations 2 on; each warp's 128 B at
+    offset + 128 w), the pairs split by what lies between their bytes: nothing, a
+    boundary of an aligned ``unit``, or the edge of a block that is no unit boundary."""
+    w = np.arange(lat.shape[0] - 1)
+    crosses = (offset + 128 * (w + 1)) % unit == 0
+    block_edge = (w + 1) % block_warps == 0
+    groups = {"inside a unit, same block": ~crosses & ~block_edge,
+              "inside a unit, next block": ~crosses & block_edge,
+              "across a unit boundary": crosses}
+    out = {}
+    for name, m in groups.items():
+        a, b = lat[w[m], 1:].ravel(), lat[w[m] + 1, 1:].ravel()
+        out[name] = (float(np.corrcoef(a, b)[0, 1]) if m.sum() > 2 else float("nan"), int(m.sum()))
+    return out
+
+
+def stamps_table(out: pathlib.Path) -> str:
+    data = np.load(out / "stamps.npz")
+    units = (1024, 2048, 4096, 8192)
+    lines = ["Correlation of adjacent warps' iteration latencies (iterations 2-3, both "
+             f"repeats pooled), pairs split by whether an aligned unit's boundary lies between "
+             "their 128-B pieces. Block std: standard deviation of the blocks' mean "
+             "latency in iteration 2.", "",
+             "| offset B | state | block std ns | " + " | ".join(
+                 f"{u} B unit: inside / across" for u in units) + " |",
+             "|---:|---|---:|" + "---:|" * len(units)]
+    for offset in OFFSETS:
+        for state in ("warm", "cold"):
+            lats = [warp_latencies(data[f"{offset}|{state}|{r}"]) for r in range(REPEATS)]
+            cells = []
+            for u in units:
+                cs = [boundary_correlations(x, offset, u) for x in lats]
+                inside = np.mean([c["inside a unit, same block"][0] for c in cs])
+                across = np.mean([c["across a unit boundary"][0] for c in cs])
+                cells.append(f"{inside:.2f} / {across:.2f}")
+            std = np.mean([x[:, 1].reshape(GRID, BLOCK // 32).mean(1).std() for x in lats])
+            lines.append(f"| {offset} | {state} | {std:.0f} | " + " | ".join(cells) + " |")
+    lines += ["", "At the 4 KiB unit, the pairs that straddle a block edge but no unit boundary:", "",
+              "| offset B | state | inside a unit, same block | inside a unit, next block | across a unit boundary |",
+              "|---:|---|---:|---:|---:|"]
+    for offset in OFFSETS:
+        for state in ("warm", "cold"):
+            cs = [boundary_correlations(warp_latencies(data[f"{offset}|{state}|{r}"]), offset, 4096)
+                  for r in range(REPEATS)]
+            cells = [f"{np.mean([c[k][0] for c in cs]):.2f} ({cs[0][k][1]} pairs)" for k in cs[0]]
+            lines.append(f"| {offset} | {state} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--child", type=pathlib.Path, help="run the launches into this folder")
+    ap.add_argument("--tag", default="", help="with --child: 'ncu' for the counters' launches")
+    ap.add_argument("--metrics", action="store_true", help="print the ncu metric list")
+    ap.add_argument("--report", type=pathlib.Path, help="folder of both --child runs: print the tables")
+    ap.add_argument("--md", help="with --report: also write the text here")
+    args = ap.parse_args(argv)
+    if args.metrics:
+        print(",".join(METRICS))
+        return 0
+    if args.child:
+        args.child.mkdir(parents=True, exist_ok=True)
+        child(args.child, args.tag)
+        return 0
+    if args.report:
+        parts = [f"Script: `benchmarks/l2_chunks.py`, {datetime.date.today()}"]
+        if (args.report / "ncu.csv").exists():
+            parts += ["## Sectors of one span, by slice (ncu, cold L2)", counters_table(args.report)]
+        if (args.report / "stamps.npz").exists():
+            parts += ["## Latencies of neighbouring warps in the 8 MiB copy", stamps_table(args.report)]
+        text = "\n\n".join(parts)
+        print(text)
+        if args.md:
+            pathlib.Path(args.md).write_text(text + "\n")
+        return 0
+    ap.print_help(sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
