@@ -213,15 +213,22 @@ def placement_report(out: pathlib.Path) -> str:
     return "\n".join(lines)
 
 
-def timeline(rec: np.ndarray, n: int, stride: int) -> dict:
-    """Per-warp stamps -> starts, per-iteration latencies and the load rate over time."""
+def warp_clocks(rec: np.ndarray):
+    """Per-warp stamps -> (records, global start and end ns, SM-clock cycles since the
+    warp's start at each stamp, the SM clock in GHz: the median of the warps' clock
+    cycles over global-timer ns, over warps that ran long enough to tell)."""
     rec = rec.reshape(-1, REC)
     g0, g1 = rec[:, 1].astype(np.float64), rec[:, 2].astype(np.float64)
     clocks = rec[:, 3:].astype(np.int64)
     rel = (clocks - clocks[:, :1]) % (1 << 32)           # cycles since the warp's start
     span_c, span_ns = rel[:, -1], g1 - g0
     ok = span_ns > 500
-    ghz = float(np.median(span_c[ok] / span_ns[ok]))
+    return rec, g0, g1, rel, float(np.median(span_c[ok] / span_ns[ok]))
+
+
+def timeline(rec: np.ndarray, n: int, stride: int) -> dict:
+    """Per-warp stamps -> starts, per-iteration latencies and the load rate over time."""
+    rec, g0, g1, rel, ghz = warp_clocks(rec)
     warps = rec.shape[0]
     first = (np.arange(warps) * 32)                      # each warp's first index
     iters = np.clip(-(-(n - first) // stride), 0, MAXIT)
@@ -342,9 +349,10 @@ def simulate() -> str:
             finally:
                 dram.MemorySystem.access = orig
             mhz = dev.config.gpu.core_clock_mhz
-            loads = np.array([(t, b) for k, t, b, a in log if k == "load"]) / mhz   # us
-            # each load's warp and iteration, from its first address (all loads read src)
-            first = np.array([a for k, t, b, a in log if k == "load"])
+            picked = [(t, b, a) for k, t, b, a in log if k == "load"]
+            loads = np.array([(t, b) for t, b, _ in picked]) / mhz                # us
+            # each load's block and iteration, from its first address (all loads read src)
+            first = np.array([a for *_, a in picked])
             index = (first - first.min()) // 4
             block_of, iteration = index % (blocks * threads) // threads, index // (blocks * threads)
             edges = np.arange(0.0, loads[:, 1].max() + BIN_US, BIN_US)

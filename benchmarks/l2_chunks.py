@@ -147,12 +147,7 @@ def counters_table(out: pathlib.Path) -> str:
 
 def warp_latencies(rec: np.ndarray, iterations: int = 3) -> np.ndarray:
     """(warps, iterations) latency in ns of each warp's first iterations, from its stamps."""
-    rec = rec.reshape(-1, dram_ramp.REC)
-    g0, g1 = rec[:, 1].astype(np.float64), rec[:, 2].astype(np.float64)
-    clocks = rec[:, 3:].astype(np.int64)
-    rel = (clocks - clocks[:, :1]) % (1 << 32)
-    ok = g1 - g0 > 500
-    ghz = float(np.median(rel[ok, -1] / (g1 - g0)[ok]))
+    _, _, _, rel, ghz = dram_ramp.warp_clocks(rec)
     return np.diff(rel[:, :iterations + 1], axis=1) / ghz
 
 
@@ -183,12 +178,15 @@ def stamps_table(out: pathlib.Path) -> str:
              "| offset B | state | block std ns | " + " | ".join(
                  f"{u} B unit: inside / across" for u in units) + " |",
              "|---:|---|---:|" + "---:|" * len(units)]
+    at_4k = {}                                            # for the second table
     for offset in OFFSETS:
         for state in ("warm", "cold"):
             lats = [warp_latencies(data[f"{offset}|{state}|{r}"]) for r in range(REPEATS)]
             cells = []
             for u in units:
                 cs = [boundary_correlations(x, offset, u) for x in lats]
+                if u == 4096:
+                    at_4k[offset, state] = cs
                 inside = np.mean([c["inside a unit, same block"][0] for c in cs])
                 across = np.mean([c["across a unit boundary"][0] for c in cs])
                 cells.append(f"{inside:.2f} / {across:.2f}")
@@ -199,8 +197,7 @@ def stamps_table(out: pathlib.Path) -> str:
               "|---:|---|---:|---:|---:|"]
     for offset in OFFSETS:
         for state in ("warm", "cold"):
-            cs = [boundary_correlations(warp_latencies(data[f"{offset}|{state}|{r}"]), offset, 4096)
-                  for r in range(REPEATS)]
+            cs = at_4k[offset, state]
             cells = [f"{np.mean([c[k][0] for c in cs]):.2f} ({cs[0][k][1]} pairs)" for k in cs[0]]
             lines.append(f"| {offset} | {state} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
