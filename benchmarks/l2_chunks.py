@@ -224,6 +224,9 @@ def main(argv=None) -> int:
             parts += ["## Sectors of one span, by slice (ncu, cold L2)", counters_table(args.report)]
         if (args.report / "stamps.npz").exists():
             parts += ["## Latencies of neighbouring warps in the 8 MiB copy", stamps_table(args.report)]
+        if len(parts) == 1:
+            raise SystemExit(f"{args.report} has neither ncu.csv nor stamps.npz: give the folder "
+                             "of the --child runs (see this script's docstring)")
         text = "\n\n".join(parts)
         print(text)
         if args.md:
