@@ -341,7 +341,9 @@ def simulate() -> str:
 
             def access(self, k, addresses, sizes, t, sm=0, _log=log):
                 back = orig(self, k, addresses, sizes, t, sm)
-                _log.append((k, t, back, int(addresses[0])))
+                a = int(addresses[0])            # (a warp's load here: one 128-B line)
+                far = self.split and (self._where(a)[0] & 1) != self.sm_half[sm]
+                _log.append((k, t, back, a, far))
                 return back
             dram.MemorySystem.access = access
             try:
@@ -349,10 +351,11 @@ def simulate() -> str:
             finally:
                 dram.MemorySystem.access = orig
             mhz = dev.config.gpu.core_clock_mhz
-            picked = [(t, b, a) for k, t, b, a in log if k == "load"]
-            loads = np.array([(t, b) for t, b, _ in picked]) / mhz                # us
+            picked = [(t, b, a, f) for k, t, b, a, f in log if k == "load"]
+            loads = np.array([(t, b) for t, b, _, _ in picked]) / mhz             # us
             # each load's block and iteration, from its first address (all loads read src)
-            first = np.array([a for *_, a in picked])
+            first = np.array([a for _, _, a, _ in picked])
+            far = np.array([f for *_, f in picked])
             index = (first - first.min()) // 4
             block_of, iteration = index % (blocks * threads) // threads, index // (blocks * threads)
             edges = np.arange(0.0, loads[:, 1].max() + BIN_US, BIN_US)
@@ -370,6 +373,11 @@ def simulate() -> str:
                          f"load latency ns p10/p50/p90 {np.percentile(lat, 10):.0f}/"
                          f"{np.percentile(lat, 50):.0f}/{np.percentile(lat, 90):.0f}; the blocks' "
                          f"mean latency in iteration 2, standard deviation: {spread}")
+            lines.append("- load latency ns by iteration, median near / far (the line's home "
+                         "half beside the warp's SM or not): " + ", ".join(
+                             f"{np.median(lat[(iteration == k) & ~far]):.0f} / "
+                             f"{np.median(lat[(iteration == k) & far]):.0f}"
+                             for k in range(min(4, iteration.max() + 1))))
             lines.append("- loaded GB/s per 0.25 us since cycle 0: "
                          + " ".join(f"{c * 128 / (BIN_US * 1e3):.0f}" for c in counts) + "\n")
     return "\n".join(lines)

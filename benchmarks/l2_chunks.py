@@ -58,6 +58,12 @@ OFFSETS = (0, 512, 2048, 3584)   # the copy's source and destination, from a 2 M
 N = 1 << 20                      # the calibration's 8 MiB copy: 2^20 int32 each way
 GRID, BLOCK = 1056, 256
 REPEATS = 2
+KINDS = ("copy", "read")         # dram_ramp's probes: the copy, and the read of its source
+
+
+def key(kind: str, offset: int, state: str, r: int) -> str:
+    """The stamps' name in stamps.npz (the copy's without a prefix, as the first runs)."""
+    return f"{offset}|{state}|{r}" if kind == "copy" else f"{kind}|{offset}|{state}|{r}"
 
 
 def aligned(cp, nbytes: int):
@@ -86,7 +92,6 @@ def child(out: pathlib.Path, tag: str) -> None:
         (out / "order.json").write_text(json.dumps(order))
         return
     mod = cp.RawModule(code=dram_ramp.SOURCE, options=("-std=c++17",))
-    probe = mod.get_function("copy_probe")
     flush = cp.zeros(64 << 20, cp.int32)                 # 256 MiB: five times the L2
     rec = cp.zeros(GRID * BLOCK // 32 * dram_ramp.REC, cp.int64)
     stamps = {}
@@ -94,16 +99,18 @@ def child(out: pathlib.Path, tag: str) -> None:
         sbuf, dbuf = aligned(cp, 4 * N + PAGE), aligned(cp, 4 * N + PAGE)
         src, dst = sbuf[offset // 4:offset // 4 + N], dbuf[offset // 4:offset // 4 + N]
         src[:] = cp.arange(N, dtype=cp.int32)
-        args = (src, dst, np.int32(N), rec)
-        for state in ("warm", "cold"):
-            for r in range(REPEATS):
-                probe((GRID,), (BLOCK,), args)           # warm-up: data, TLBs, code
-                if state == "cold":
-                    flush.fill(1)
-                    int(flush.sum())                     # the L2 now holds the flush buffer
-                probe((GRID,), (BLOCK,), args)
-                cp.cuda.Device().synchronize()
-                stamps[f"{offset}|{state}|{r}"] = rec.get()
+        for kind in KINDS:                               # the copy's keys have no prefix
+            probe = mod.get_function(f"{kind}_probe")
+            args = (src, dst, np.int32(N), rec)
+            for state in ("warm", "cold"):
+                for r in range(REPEATS):
+                    probe((GRID,), (BLOCK,), args)       # warm-up: data, TLBs, code
+                    if state == "cold":
+                        flush.fill(1)
+                        int(flush.sum())                 # the L2 now holds the flush buffer
+                    probe((GRID,), (BLOCK,), args)
+                    cp.cuda.Device().synchronize()
+                    stamps[key(kind, offset, state, r)] = rec.get()
         assert bool((dst == src).all())
         del sbuf, dbuf, src, dst
     np.savez_compressed(out / "stamps.npz", **stamps)
@@ -181,7 +188,7 @@ def stamps_table(out: pathlib.Path) -> str:
     at_4k = {}                                            # for the second table
     for offset in OFFSETS:
         for state in ("warm", "cold"):
-            lats = [warp_latencies(data[f"{offset}|{state}|{r}"]) for r in range(REPEATS)]
+            lats = [warp_latencies(data[key("copy", offset, state, r)]) for r in range(REPEATS)]
             cells = []
             for u in units:
                 cs = [boundary_correlations(x, offset, u) for x in lats]
@@ -203,6 +210,127 @@ def stamps_table(out: pathlib.Path) -> str:
     return "\n".join(lines)
 
 
+GROUPS = pathlib.Path(__file__).resolve().parent.parent / "docs/results/l2-halves-h100.json"
+PAGE_CHUNKS = PAGE // 4096       # 4 KiB chunks in a 2 MiB page: address bits 12-20 inside it
+
+
+def sm_halves(path: pathlib.Path) -> dict:
+    """SM -> 0 (SM 0's L2 half) or 1, from benchmarks/l2_halves.py's JSON."""
+    summary = json.loads(pathlib.Path(path).read_text())["summary"]
+    return {**{s: 0 for s in summary["same_half_as_sm0"]}, **{s: 1 for s in summary["other_half"]}}
+
+
+def iterations(rec: np.ndarray, offset: int, halves: dict):
+    """Per warp and iteration of the grid-stride loop (those with data): (iteration,
+    4 KiB chunk read, half of the warp's SM, latency ns)."""
+    recs, _, _, rel, ghz = dram_ramp.warp_clocks(rec)
+    warps = recs.shape[0]
+    half = np.array([halves[int(s)] for s in recs[:, 0]])
+    rows = []
+    for k in range(dram_ramp.MAXIT):
+        at = 128 * np.arange(warps) + k * GRID * BLOCK * 4
+        m = at < 4 * N
+        if not m.any():
+            break
+        lat = (rel[m, k + 1] - rel[m, k]) / ghz
+        rows.append((np.full(m.sum(), k), (offset + at[m]) // 4096, half[m], lat))
+    return [np.concatenate(c) for c in zip(*rows)]
+
+
+def home_labels(rec, offset, halves) -> dict:
+    """Chunk -> the half its loads were fast from, per (chunk, SM half) with four warps
+    or more: a warp-iteration is fast when below the running median of its neighbours
+    (so the trend over the kernel cancels); the chunk's home is the warps' half if
+    their mean is fast, the other if slow.  Iterations after the first."""
+    from scipy.ndimage import median_filter
+    it, chunk, half, lat = iterations(rec, offset, halves)
+    votes: dict = {}
+    for k in range(1, it.max() + 1):
+        m = it == k
+        z = lat[m] - median_filter(lat[m], size=257, mode="nearest")
+        for c, h, zz in zip(chunk[m], half[m], z):
+            votes.setdefault((c, h), []).append(zz)
+    out: dict = {}
+    for (c, h), zs in votes.items():
+        if len(zs) >= 4:
+            out.setdefault(c, []).append(h if np.mean(zs) < 0 else 1 - h)
+    return out
+
+
+def parity(x, mask: int):
+    return np.array([bin(int(v) & mask).count("1") & 1 for v in np.atleast_1d(x)])
+
+
+def fit_mask(labels: dict):
+    """The in-page bits whose parity best gives each chunk's home, with a free constant
+    per 2 MiB page (the bits above it are physical, unseen here): [(agreement, mask of
+    chunk-index bits)] best first."""
+    chunks = np.array(sorted(labels))
+    home = np.array([round(np.mean(labels[c])) for c in chunks])
+    page, local = chunks // PAGE_CHUNKS, chunks % PAGE_CHUNKS
+    fits = []
+    for mask in range(1, PAGE_CHUNKS):
+        p = parity(local, mask) ^ home
+        agree = sum(max(p[page == g].mean(), 1 - p[page == g].mean()) * (page == g).sum()
+                    for g in np.unique(page))
+        fits.append((agree / len(chunks), mask))
+    return sorted(fits, reverse=True)
+
+
+def bits(mask: int, shift: int = 12) -> str:
+    return ", ".join(str(b + shift) for b in range(mask.bit_length()) if mask >> b & 1)
+
+
+def halves_table(out: pathlib.Path, groups: pathlib.Path) -> str:
+    data = np.load(out / "stamps.npz")
+    halves = sm_halves(groups)
+    kinds = [k for k in KINDS if key(k, OFFSETS[0], "cold", 0) in data]
+    lines = [f"SM halves from `{groups.name}` (benchmarks/l2_halves.py). A chunk's home, per "
+             "cold copy: the half whose SMs' warps read it faster than their neighbours "
+             "(iterations 2 on), kept where both repeats agree; the fit: the address bits "
+             "inside a 2 MiB page whose parity gives that home, with a free constant per page.", "",
+             "| offset B | chunks | repeats agree | best bits | agreement | next best bits | agreement |",
+             "|---:|---:|---:|---|---:|---|---:|"]
+    fitted = {}
+    for offset in OFFSETS:
+        per = [home_labels(data[key("copy", offset, "cold", r)], offset, halves)
+               for r in range(REPEATS)]
+        both = {c: per[0][c] + per[1][c] for c in per[0] if c in per[1]}
+        agree = {c: v for c, v in both.items() if len(set(v)) == 1}
+        fits = fit_mask(agree)
+        fitted[offset] = (fits[0][1], agree)
+        lines.append(f"| {offset} | {len(both)} | {len(agree) / max(len(both), 1):.2f} | "
+                     f"{bits(fits[0][1])} | {fits[0][0]:.3f} | {bits(fits[1][1])} | {fits[1][0]:.3f} |")
+    mask = max(set(m for m, _ in fitted.values()), key=[m for m, _ in fitted.values()].count)
+    lines += ["", f"Load latency by the home of the chunk read (parity of address bits "
+              f"{bits(mask)}, each page's constant from that offset's cold copy): median ns of "
+              "the warps whose SM is in the chunk's home half (near) and the others (far), "
+              "per iteration of the grid-stride loop, both repeats pooled.", "",
+              "| kernel | offset B | state | " + " | ".join(f"iteration {k + 1} near / far"
+                                                          for k in range(4)) + " |",
+              "|---|---:|---|" + "---:|" * 4]
+    for offset in OFFSETS:
+        _, agree = fitted[offset]
+        chunks = np.array(sorted(agree))
+        home = np.array([agree[c][0] for c in chunks]) ^ parity(chunks % PAGE_CHUNKS, mask)
+        const = {g: round(home[chunks // PAGE_CHUNKS == g].mean()) for g in np.unique(chunks // PAGE_CHUNKS)}
+        for kind in kinds:
+            for state in ("warm", "cold"):
+                its = [iterations(data[key(kind, offset, state, r)], offset, halves)
+                       for r in range(REPEATS)]
+                it, chunk, half, lat = [np.concatenate(c) for c in zip(*its)]
+                known = np.array([c // PAGE_CHUNKS in const for c in chunk])
+                page_c = np.array([const.get(c // PAGE_CHUNKS, 0) for c in chunk])
+                near = (parity(chunk % PAGE_CHUNKS, mask) ^ page_c) == half
+                cells = []
+                for k in range(4):
+                    m = (it == k) & known
+                    cells.append(f"{np.median(lat[m & near]):.0f} / {np.median(lat[m & ~near]):.0f}"
+                                 if (m & near).any() and (m & ~near).any() else "-")
+                lines.append(f"| {kind} | {offset} | {state} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--child", type=pathlib.Path, help="run the launches into this folder")
@@ -210,6 +338,9 @@ def main(argv=None) -> int:
     ap.add_argument("--metrics", action="store_true", help="print the ncu metric list")
     ap.add_argument("--report", type=pathlib.Path, help="folder of both --child runs: print the tables")
     ap.add_argument("--md", help="with --report: also write the text here")
+    ap.add_argument("--groups", type=pathlib.Path, default=GROUPS,
+                    help="with --report: benchmarks/l2_halves.py's JSON (which SMs share an L2 "
+                         "half) from the same GPU")
     args = ap.parse_args(argv)
     if args.metrics:
         print(",".join(METRICS))
@@ -223,7 +354,9 @@ def main(argv=None) -> int:
         if (args.report / "ncu.csv").exists():
             parts += ["## Sectors of one span, by slice (ncu, cold L2)", counters_table(args.report)]
         if (args.report / "stamps.npz").exists():
-            parts += ["## Latencies of neighbouring warps in the 8 MiB copy", stamps_table(args.report)]
+            parts += ["## Latencies of neighbouring warps in the 8 MiB copy", stamps_table(args.report),
+                      "## The chunks' L2 home half, and loads through the far half",
+                      halves_table(args.report, args.groups)]
         if len(parts) == 1:
             raise SystemExit(f"{args.report} has neither ncu.csv nor stamps.npz: give the folder "
                              "of the --child runs (see this script's docstring)")

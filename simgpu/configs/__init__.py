@@ -294,13 +294,19 @@ class CacheModel:
     l2_far_latency_cycles: int | None = _opt("with two halves: cycles more for data from the "
                                              "other half (default 0)")
 
+    l2_fabric_bandwidth_gbps: float | None = _opt("with two halves: GB/s of the link each way "
+                                                  "between them, shared by the store data and "
+                                                  "the far loads' data that go that way "
+                                                  "(default: no limit)")
+
     l2_request_cycles: float | None = _opt("cycles an L2 slice takes per request (an "
                                            "instruction's sectors of one 128-B line), besides "
                                            "its bytes (default 0)")
 
     _OPTIONAL_WHEN_PRESENT = ("l2_request_cycles", "l2_bandwidth_gbps", "l2_store_bandwidth_gbps",
                               "l2_combined_bandwidth_gbps", "l1_sets", "l2_dirty_bytes",
-                              "l2_fill_bytes", "l2_halves", "l2_far_latency_cycles")
+                              "l2_fill_bytes", "l2_halves", "l2_far_latency_cycles",
+                              "l2_fabric_bandwidth_gbps")
 
     def _check(self, err) -> None:
         others = [f.name for f in dataclasses.fields(self) if f.name != "present"]
@@ -316,9 +322,10 @@ class CacheModel:
                                      f"{self.sector_bytes} up to a line ({self.l1_line_bytes})")
             if self.l2_halves not in (None, 1, 2):
                 err("l2_halves", f"{self.l2_halves}: the model knows an L2 of 1 or 2 halves")
-            elif (self.l2_halves or 1) == 1 and self.l2_far_latency_cycles is not None:
-                err("l2_far_latency_cycles", "given for an L2 of one half; set l2_halves = 2 "
-                                             "or remove it")
+            elif (self.l2_halves or 1) == 1:
+                for name in ("l2_far_latency_cycles", "l2_fabric_bandwidth_gbps"):
+                    if getattr(self, name) is not None:
+                        err(name, "given for an L2 of one half; set l2_halves = 2 or remove it")
             if self.l1_sets is not None and self.l1_bytes_per_sm < self.l1_sets * self.l1_line_bytes:
                 err("l1_sets", f"{self.l1_sets} sets of {self.l1_line_bytes} B lines do not fit in "
                                f"l1_bytes_per_sm = {self.l1_bytes_per_sm}")
@@ -421,7 +428,9 @@ class GPUConfig:
                 f"L2 {_size(c.l2_bytes)} ({c.l2_latency_cycles} cycles{l2bw})")
             extra = [f"{_size(c.l2_dirty_bytes)} dirty at most" if c.l2_dirty_bytes else "",
                      f"{c.l2_fill_bytes} B per miss" if c.l2_fill_bytes else "",
-                     f"2 halves (the far one +{c.l2_far_latency_cycles or 0} cycles)"
+                     f"2 halves (the far one +{c.l2_far_latency_cycles or 0} cycles"
+                     + (f", {c.l2_fabric_bandwidth_gbps:g} GB/s each way between them"
+                        if c.l2_fabric_bandwidth_gbps else "") + ")"
                      if c.l2_halves == 2 else "",
                      f"{c.l2_request_cycles:g} cycles per request and slice"
                      if c.l2_request_cycles else ""]

@@ -112,6 +112,14 @@ class MemorySystem:
             # one ((i >> 1) & 1) sent a streaming kernel's loads to half the slices.
             self.sm_half = [bin(i).count("1") & 1 for i in range(config.gpu.sm_count)]
             self.far_latency = c.l2_far_latency_cycles or 0
+            # The link each way between the halves (l2_fabric_bandwidth_gbps), by the half
+            # it goes to: the data of the stores that SMs beside one half send to sectors
+            # homed in the other, and of the other half's SMs' far loads, share it
+            # (benchmarks/l2_fabric.py). Booked like the slices' budgets, when the access
+            # is issued.
+            fabric = c.l2_fabric_bandwidth_gbps if self.split else None
+            self.fabric_per_cycle = fabric * cycle_ns if fabric else 0.0
+            self.fabric_free = [0.0, 0.0]
             self.fabric_bytes = 0
             self.l2_start = (self.l2.hits, self.l2.misses, self.l2.writebacks)
             self.l2.evicted.clear()
@@ -210,6 +218,7 @@ class MemorySystem:
             l1_sets, l1_count, l1_ways = l1.sets, l1.set_count, l1.ways
         line = k = None
         fill, fetched, wanted = (self.l2_fill if load else 0), None, None
+        fabric, fabric_free = self.fabric_per_cycle, self.fabric_free
         per_request, req_free, line_of_request = self.l2_request_cycles, self.l2_request_free, None
         for a, s in zip(addresses, sizes):
             if l1 is not None:
@@ -265,6 +274,13 @@ class MemorySystem:
                 free = dir_free[slice_]
                 dir_free[slice_] = (t if t > free else free) + s / dir_per_cycle
                 ready = l2_free[slice_] if l2_free[slice_] > dir_free[slice_] else dir_free[slice_]
+                if fabric and far and slice_ == part:
+                    # the data crosses: a far hit's back to this half, a store's to its home
+                    way = near if load else near ^ 1
+                    free = fabric_free[way]
+                    fabric_free[way] = (t if t > free else free) + s / fabric
+                    if fabric_free[way] > ready:
+                        ready = fabric_free[way]
                 if per_request and (a >> 7) != line_of_request:
                     # a new request (an instruction's sectors of one 128-B line): its lookup
                     line_of_request = a >> 7
@@ -312,6 +328,11 @@ class MemorySystem:
             free = dir_free[out]
             dir_free[out] = (t if t > free else free) + s / dir_per_cycle
             out = (l2_free[out] if l2_free[out] > dir_free[out] else dir_free[out]) + l2_latency
+            if fabric and far:                       # its data comes back through the link
+                free = fabric_free[near]
+                fabric_free[near] = (t if t > free else free) + s / fabric
+                if fabric_free[near] + l2_latency > out:
+                    out = fabric_free[near] + l2_latency
             txns = by_part.get(part)
             if txns is None:
                 txns = by_part[part] = []

@@ -240,7 +240,8 @@ def test_the_split_l2_keys_are_described_and_checked(tmp_path):
     h100 = load_config("h100")
     assert h100.cache.l2_halves == 2 and h100.cache.l2_far_latency_cycles == 185
     text = h100.describe()
-    assert "2 halves (the far one +185 cycles)" in text and "1.2 cycles per request" in text
+    assert "2 halves (the far one +185 cycles, 1050 GB/s each way between them)" in text
+    assert "1.2 cycles per request" in text
     src = (BUNDLED / "h100.toml").read_text(encoding="utf-8")
     odd = write_variant(tmp_path, ("partitions", "partitions = 5"), name="odd.toml", text=src)
     check_error(odd, "cache.l2_halves", "even number of memory partitions")

@@ -371,7 +371,7 @@ def test_dirty_limit_write_backs_reach_dram_and_hold_up_the_kernel(tmp_path):
     for limit in (16777216, 1024):
         # one L2 of 50 MB (not two halves, where far stores outlast the write-backs)
         dev = variant("h100", tmp_path, l2_dirty_bytes=limit, l2_halves=None,
-                      l2_far_latency_cycles=None)
+                      l2_far_latency_cycles=None, l2_fabric_bandwidth_gbps=None)
         reps[limit] = dev.launch(fill, 16, 256, dev.zeros(n, np.int32), n, engine="timed")
     assert reps[16777216].extra["l2_writebacks"] == 0
     x = reps[1024].extra
@@ -473,12 +473,47 @@ def test_split_l2_halves_each_hold_half_and_a_dram_miss_through_the_far_half_cos
     assert far - near == pytest.approx(ms.far_latency)
 
 
+def test_split_l2_link_each_way_is_shared_by_stores_and_far_loads(tmp_path):
+    """benchmarks/l2_fabric.py: the data of one half's SMs' far loads and of the other
+    half's stores homed beside them cross the same link, at l2_fabric_bandwidth_gbps;
+    the link the other way is another."""
+    def far_hit(ms, sm, a, t):
+        ms.l2.lookup(a, half=ms.l2.home(ms.locate(a)[0]))     # resident at its home only
+        return ms.access("load", [a], [32], t, sm=sm) - t
+
+    # 8000 sectors in partitions 0, 2, ..., 58 (homed in half 0); partition 70 (also
+    # homed in half 0) and the odd ones (half 1) get none of them
+    sectors = [256 * (2 * (k % 30) + 80 * (k // 30)) for k in range(8000)]
+    ms = memory()
+    sm0, sm1 = _half_sms(ms)
+    alone = far_hit(ms, sm0, 256, 0.0)                        # partition 1, homed in half 1
+    assert alone == pytest.approx(ms.l2_latency + ms.far_latency + 32 / ms.fabric_per_cycle, abs=2)
+    ms = memory()
+    for a in sectors:                                          # half 1's SMs store into half 0
+        ms.access("store", [a], [32], 0.0, sm=sm1)
+    link = len(sectors) * 32 / ms.fabric_per_cycle
+    assert ms.fabric_free[0] == pytest.approx(link) and ms.fabric_free[1] == 0
+    assert link > max(ms.l2_free)                              # the link binds, not the slices
+    behind = far_hit(ms, sm0, 256, 0.0)                        # its data comes the same way
+    assert behind == pytest.approx(link + 32 / ms.fabric_per_cycle + ms.l2_latency + ms.far_latency)
+    other_way = far_hit(ms, sm1, 256 * 70, 0.0)               # homed in half 0, read from half 1
+    assert other_way == pytest.approx(alone, abs=2)
+    # without the limit the same stores leave the far load alone
+    ms = memory("sim:h100", tmp_path, l2_fabric_bandwidth_gbps=None)
+    for a in sectors:
+        ms.access("store", [a], [32], 0.0, sm=sm1)
+    assert far_hit(ms, sm0, 256, 0.0) == pytest.approx(alone, abs=2)
+
+
 def test_an_l2_of_one_half_takes_no_far_latency(tmp_path):
     from simgpu.configs import ConfigError
-    ms = memory("sim:h100", tmp_path, l2_halves=None, l2_far_latency_cycles=None)
+    ms = memory("sim:h100", tmp_path, l2_halves=None, l2_far_latency_cycles=None,
+                l2_fabric_bandwidth_gbps=None)
     assert not ms.split and len(ms.l2.halves) == 1
     with pytest.raises(ConfigError, match="l2_far_latency_cycles.*one half"):
-        memory("sim:h100", tmp_path, l2_halves=None)
+        memory("sim:h100", tmp_path, l2_halves=None, l2_fabric_bandwidth_gbps=None)
+    with pytest.raises(ConfigError, match="l2_fabric_bandwidth_gbps.*one half"):
+        memory("sim:h100", tmp_path, l2_halves=None, l2_far_latency_cycles=None)
     with pytest.raises(ConfigError, match="l2_halves.*1 or 2"):
         memory("sim:h100", tmp_path, l2_halves=3)
 
