@@ -21,6 +21,8 @@ import sys
 
 import numpy as np
 
+import table_out
+
 CASES = [("empty", 1056), ("copy", 1 << 18), ("copy", 1 << 20), ("copy", 1 << 22), ("read", 1 << 20),
          ("read", 1 << 22), ("gather", 1 << 18), ("gather", 1 << 20), ("gather", 1 << 22)]
 REPEATS = 3
@@ -74,11 +76,7 @@ def main(argv=None) -> int:
         child()
         return 0
     if args.report:
-        text = report(args.report)
-        print(text)
-        if args.out:
-            pathlib.Path(args.out).write_text(text + "\n")
-        return 0
+        return table_out.emit(report(args.report), args.out)
     ap.print_help(sys.stderr)
     return 2
 

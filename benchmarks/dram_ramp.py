@@ -42,6 +42,8 @@ import sys
 
 import numpy as np
 
+import table_out
+
 MAXIT = 16                       # stamps per warp: iterations of the grid-stride loop
 REC = 4 + MAXIT + 1              # smid, global start, global end, clock start, ..., clock end
 BIN_US = 0.25
@@ -399,11 +401,8 @@ def main(argv=None) -> int:
         child(args.child, args.tag)
         return 0
     if args.report:
-        text = f"Script: `benchmarks/dram_ramp.py`, {datetime.date.today()}\n\n" + report(args.report)
-        print(text)
-        if args.md:
-            pathlib.Path(args.md).write_text(text + "\n")
-        return 0
+        return table_out.emit(f"Script: `benchmarks/dram_ramp.py`, {datetime.date.today()}\n\n"
+                           + report(args.report), args.md)
     if args.placement:
         args.placement.mkdir(parents=True, exist_ok=True)
         placement(args.placement)

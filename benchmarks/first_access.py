@@ -23,6 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import dram_ramp  # noqa: E402  (the instrumented read, the stamps' reading)
+import table_out  # noqa: E402
 
 WAVES = 4
 ITERATIONS = 8
@@ -94,11 +95,7 @@ def main(argv=None) -> int:
         child(args.child)
         return 0
     if args.report:
-        text = report(args.report)
-        print(text)
-        if args.md:
-            pathlib.Path(args.md).write_text(text + "\n")
-        return 0
+        return table_out.emit(report(args.report), args.md)
     ap.print_help(sys.stderr)
     return 2
 

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import pathlib
 import time
 
 import numpy as np
 
 from gpu_timing import algorithm_time, cuda_time
+from table_out import emit
 
 
 def wall_ms(cp, fn, repeats=3):
@@ -165,10 +165,7 @@ def main():
               f"Copies alone (wall time, median of 3): {nv:,} int64 labels back "
               f"{d2h_ms:.1f} ms as label() copies them (page-locked), {d2h_pageable_ms:.1f} ms "
               "from pageable memory (CuPy's asnumpy)."] + [""] + [f"- {x}" for x in notes]
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        pathlib.Path(args.out).write_text(text + "\n")
+    emit("\n".join(lines), args.out)
 
 
 if __name__ == "__main__":

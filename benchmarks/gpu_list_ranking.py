@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import pathlib
 import time
 
 import numpy as np
 
 from gpu_timing import algorithm_time, cuda_time
+from table_out import emit
 
 
 def random_list_gpu(cp, n, seed):
@@ -118,10 +118,7 @@ def main():
               "pointer jumping ms / kernel ms (the bar: >= 10).  The scatter ``words[perm] = "
               "vals`` (one random 64-bit store per element) is what RS3's walk must also "
               "do once per node, on top of its one dependent random read per node."]
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        pathlib.Path(args.out).write_text(text + "\n")
+    emit("\n".join(lines), args.out)
 
 
 if __name__ == "__main__":

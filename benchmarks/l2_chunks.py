@@ -37,6 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import dram_ramp  # noqa: E402  (the instrumented copy and its flush, shared)
+import table_out  # noqa: E402
 
 READ = r"""
 // One block, so one SM (one L2 half's point of view): its 256 threads read n ints.
@@ -179,7 +180,7 @@ def stamps_table(out: pathlib.Path) -> str:
     data = np.load(out / "stamps.npz")
     units = (1024, 2048, 4096, 8192)
     lines = ["Correlation of adjacent warps' iteration latencies (iterations 2-3, both "
-             f"repeats pooled), pairs split by whether an aligned unit's boundary lies between "
+             "repeats pooled), pairs split by whether an aligned unit's boundary lies between "
              "their 128-B pieces. Block std: standard deviation of the blocks' mean "
              "latency in iteration 2.", "",
              "| offset B | state | block std ns | " + " | ".join(
@@ -360,11 +361,7 @@ def main(argv=None) -> int:
         if len(parts) == 1:
             raise SystemExit(f"{args.report} has neither ncu.csv nor stamps.npz: give the folder "
                              "of the --child runs (see this script's docstring)")
-        text = "\n\n".join(parts)
-        print(text)
-        if args.md:
-            pathlib.Path(args.md).write_text(text + "\n")
-        return 0
+        return table_out.emit("\n\n".join(parts), args.md)
     ap.print_help(sys.stderr)
     return 2
 

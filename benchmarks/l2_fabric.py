@@ -37,6 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import l2_chunks  # noqa: E402  (aligned buffers, the SM halves)
+import table_out  # noqa: E402
 
 SOURCE = r"""
 __device__ __forceinline__ unsigned long long gtime() {
@@ -193,11 +194,7 @@ def main(argv=None) -> int:
         child(args.child, args.groups, args.mib)
         return 0
     if args.report:
-        text = report(args.report)
-        print(text)
-        if args.md:
-            pathlib.Path(args.md).write_text(text + "\n")
-        return 0
+        return table_out.emit(report(args.report), args.md)
     if args.sim:
         import l2_fabric_sim                  # the model's side: needs simgpu (and simpy)
         text = l2_fabric_sim.simulate(args.mib, args.sim)
