@@ -327,7 +327,7 @@ def simulate() -> str:
     from cuda_backend import calibrate as C
     from simgpu.mem import dram
     lines = []
-    orig = dram.MemorySystem.access
+    orig, orig_cross = dram.MemorySystem.access, dram.MemorySystem.cross
     for label, kind, n, blocks, threads in CASES:
         if blocks != 1056:
             continue
@@ -347,11 +347,17 @@ def simulate() -> str:
                 far = self.split and (self._where(a)[0] & 1) != self.sm_half[sm]
                 _log.append((k, t, back, a, far))
                 return back
-            dram.MemorySystem.access = access
+            waits = []                           # far loads' wait on the link, cycles
+
+            def cross(self, crossings, _waits=waits):
+                done = orig_cross(self, crossings)
+                _waits.append(done - max(a + after for a, _, _, after in crossings))
+                return done
+            dram.MemorySystem.access, dram.MemorySystem.cross = access, cross
             try:
                 rep = dev.launch(kern, grid, block, *args)
             finally:
-                dram.MemorySystem.access = orig
+                dram.MemorySystem.access, dram.MemorySystem.cross = orig, orig_cross
             mhz = dev.config.gpu.core_clock_mhz
             picked = [(t, b, a, f) for k, t, b, a, f in log if k == "load"]
             loads = np.array([(t, b) for t, b, _, _ in picked]) / mhz             # us
@@ -380,6 +386,11 @@ def simulate() -> str:
                              f"{np.median(lat[(iteration == k) & ~far]):.0f} / "
                              f"{np.median(lat[(iteration == k) & far]):.0f}"
                              for k in range(min(4, iteration.max() + 1))))
+            if waits:
+                w = np.array(waits) / mhz * 1e3
+                lines.append(f"- far loads' wait on the link between the L2's halves (a block's "
+                             f"instruction, its last sector), ns p50/p90/max: {np.percentile(w, 50):.0f}/"
+                             f"{np.percentile(w, 90):.0f}/{w.max():.0f} over {len(w)} instructions")
             lines.append("- loaded GB/s per 0.25 us since cycle 0: "
                          + " ".join(f"{c * 128 / (BIN_US * 1e3):.0f}" for c in counts) + "\n")
     return "\n".join(lines)

@@ -81,6 +81,9 @@ class MemorySystem:
         self.same_address = config.atomics.same_address_serialization_cycles
         self.parts = [Partition(i, self.banks) for i in range(self.n)]
         self.drained = 0.0        # when the last transaction so far is done (stores too)
+        # far loads' data that still have to cross between the L2's halves, for the
+        # engine to book (:meth:`cross`): (arrival at the link, way, bytes, cycles after)
+        self.crossings: list = []
         self._chunk_rows = self.row_bytes % self.interleave == 0
         self._where_cache: dict = {}
         c = config.cache
@@ -115,8 +118,10 @@ class MemorySystem:
             # The link each way between the halves (l2_fabric_bandwidth_gbps), by the half
             # it goes to: the data of the stores that SMs beside one half send to sectors
             # homed in the other, and of the other half's SMs' far loads, share it
-            # (benchmarks/l2_fabric.py). Booked like the slices' budgets, when the access
-            # is issued.
+            # (benchmarks/l2_fabric.py), first come, first served. A store's data reach
+            # it when the store is issued; a far load's when they are back from the far
+            # slice or DRAM, later: those are left in ``crossings`` for the engine, which
+            # books them (:meth:`cross`) when the simulation reaches that time.
             fabric = c.l2_fabric_bandwidth_gbps if self.split else None
             self.fabric_per_cycle = fabric * cycle_ns if fabric else 0.0
             self.fabric_free = [0.0, 0.0]
@@ -211,12 +216,14 @@ class MemorySystem:
         l2_sets, l2_sector, l2_lines = mine.sets, mine.sector, mine.lines
         done = t
         by_part: dict = {}
-        misses: list = []                      # (partition, position there, L2 entries, L1 entry, sector, far?)
+        misses: list = []                      # (partition, position there, L2 entries, L1 entry,
+                                               #  its sector there or -1 if not asked for, far?,
+                                               #  when its slice's read-out allows)
         if l1 is not None:
             l1_hit_at = t + self.l1_latency
             l1_line, l1_sector, per_line = l1.line, l1.sector, l1.per_line
             l1_sets, l1_count, l1_ways = l1.sets, l1.set_count, l1.ways
-        line = k = None
+        line, k = None, 0                      # (k: the sector in its L1 line)
         fill, fetched, wanted = (self.l2_fill if load else 0), None, None
         fabric, fabric_free = self.fabric_per_cycle, self.fabric_free
         per_request, req_free, line_of_request = self.l2_request_cycles, self.l2_request_free, None
@@ -275,12 +282,13 @@ class MemorySystem:
                 dir_free[slice_] = (t if t > free else free) + s / dir_per_cycle
                 ready = l2_free[slice_] if l2_free[slice_] > dir_free[slice_] else dir_free[slice_]
                 if fabric and far and slice_ == part:
-                    # the data crosses: a far hit's back to this half, a store's to its home
-                    way = near if load else near ^ 1
-                    free = fabric_free[way]
-                    fabric_free[way] = (t if t > free else free) + s / fabric
-                    if fabric_free[way] > ready:
-                        ready = fabric_free[way]
+                    if load:                         # a far hit's data, back to this half
+                        self.crossings.append((ready, near, s, l2_latency + far_latency))
+                    else:                            # a store's, to its home half, now
+                        free = fabric_free[near ^ 1]
+                        fabric_free[near ^ 1] = (t if t > free else free) + s / fabric
+                        if fabric_free[near ^ 1] > ready:
+                            ready = fabric_free[near ^ 1]
                 if per_request and (a >> 7) != line_of_request:
                     # a new request (an instruction's sectors of one 128-B line): its lookup
                     line_of_request = a >> 7
@@ -328,11 +336,6 @@ class MemorySystem:
             free = dir_free[out]
             dir_free[out] = (t if t > free else free) + s / dir_per_cycle
             out = (l2_free[out] if l2_free[out] > dir_free[out] else dir_free[out]) + l2_latency
-            if fabric and far:                       # its data comes back through the link
-                free = fabric_free[near]
-                fabric_free[near] = (t if t > free else free) + s / fabric
-                if fabric_free[near] + l2_latency > out:
-                    out = fabric_free[near] + l2_latency
             txns = by_part.get(part)
             if txns is None:
                 txns = by_part[part] = []
@@ -350,7 +353,7 @@ class MemorySystem:
                 for b in range(base, base + fill, l2_sector):
                     # (sectors this instruction asks for come here as misses themselves)
                     if b not in wanted:
-                        misses.append((part, len(txns), self._fill_l2(b, near, far, True), None, 0, far, 0))
+                        misses.append((part, len(txns), self._fill_l2(b, near, far, True), None, -1, far, 0))
                 s = fill
             misses.append((part, len(txns), self._fill_l2(a, near, far), line, k, far, out))
             txns.append((bank, row, s, a))
@@ -367,6 +370,8 @@ class MemorySystem:
             for part, i, entries, line, k, far, out in misses:
                 ready = finished[part][i] + self.half_trip
                 if far:
+                    if fabric and k >= 0:            # a sector asked for: its data cross the link
+                        self.crossings.append((ready, near, l2_sector, far_latency))
                     ready += far_latency
                 if out > ready:                      # the slice's read-out is the later
                     ready = out
@@ -379,6 +384,19 @@ class MemorySystem:
         if l2.evicted:
             self._write_back(t)
         self.drained = max(self.drained, done)
+        return done
+
+    def cross(self, crossings: list) -> float:
+        """Book far loads' data (what an access left in ``crossings``) on the link, first
+        come first served from their arrival on (call it when the simulation has reached
+        the first arrival, so that what came earlier is booked already); return when the
+        last of them is through and at its SM."""
+        done = 0.0
+        per_cycle, free = self.fabric_per_cycle, self.fabric_free
+        for arrival, way, nbytes, after in sorted(crossings):
+            free[way] = (arrival if arrival > free[way] else free[way]) + nbytes / per_cycle
+            if free[way] + after > done:
+                done = free[way] + after
         return done
 
     def _fill_l2(self, address: int, near: int, far: bool, only_absent: bool = False) -> list:

@@ -243,7 +243,18 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
             # Between two memory accesses a warp touches only its registers: if it is
             # ready again before anything else is scheduled, nothing can happen in
             # between, and it goes on without a trip through the event queue.
-            if not env.skip_to(serve(event, issued, ready, sm)):
+            ready = serve(event, issued, ready, sm)
+            if memory.crossings:
+                # Far loads' data cross between the L2's halves in the order they reach
+                # the link: book them once the simulation is there.
+                crossings, memory.crossings = memory.crossings, []
+                first = min(c[0] for c in crossings)
+                if first > env.now:
+                    yield env.timeout(first - env.now)
+                crossed = memory.cross(crossings)
+                if crossed > ready:
+                    ready = crossed
+            if not env.skip_to(ready):
                 yield env.timeout(env.pending_delay)
 
     class BlockState:
