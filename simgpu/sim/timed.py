@@ -12,8 +12,11 @@ resumed at its simulated time, so interleavings follow the timing model:
 * **memory** — a load or atomic goes through the coalescer to the
   partitions (``simgpu.mem.dram``) and the warp sleeps until the last of its
   transactions is back; a store does not wait.  On GPUs with caches the
-  SM's L1 and the L2 serve hits before the partitions.  Shared memory costs
-  its latency plus the replays of its bank conflicts (``simgpu.mem.banks``).
+  SM's L1 and the L2 serve hits before the partitions; where the L2 is two
+  halves, a load's data from the far half cross the link between them when
+  they get there (one more event: the link serves in arrival order).  Shared
+  memory costs its latency plus the replays of its bank conflicts
+  (``simgpu.mem.banks``).
   ``syncthreads()`` parks the warp until its block arrives.
 
 One simulation event per warp and memory instruction: the instructions in
@@ -240,9 +243,6 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 yield env.timeout(ready - env.now)
                 yield block_state.arrive(w, event)
                 continue
-            # Between two memory accesses a warp touches only its registers: if it is
-            # ready again before anything else is scheduled, nothing can happen in
-            # between, and it goes on without a trip through the event queue.
             ready = serve(event, issued, ready, sm)
             if memory.crossings:
                 # Far loads' data cross between the L2's halves in the order they reach
@@ -254,6 +254,9 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 crossed = memory.cross(crossings)
                 if crossed > ready:
                     ready = crossed
+            # Between two memory accesses a warp touches only its registers: if it is
+            # ready again before anything else is scheduled, nothing can happen in
+            # between, and it goes on without a trip through the event queue.
             if not env.skip_to(ready):
                 yield env.timeout(env.pending_delay)
 
