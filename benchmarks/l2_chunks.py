@@ -14,7 +14,13 @@ the GPU's address hash, measured two ways.  Needs a GPU, CuPy and Nsight Compute
    w reads the 128 B at ``offset + 128 w`` (plus multiples of 264 x 4 KiB in later
    iterations), so a fixed unit of the address hash shows as adjacent warps whose
    latencies move together inside an aligned unit and not across its boundary, and
-   the boundary moves with the offset, across blocks and SMs.
+   the boundary moves with the offset, across blocks and SMs.  The read of the same
+   source (dram_ramp's read probe) runs beside it.
+3. **Home halves** (in ``--report``, from the timelines and the SMs' halves that
+   ``benchmarks/l2_halves.py`` found on the same GPU, ``--groups``): each 4 KiB
+   chunk's home half, from whether its warps were fast or slow for the half their SM
+   sits beside; the address bits whose parity gives it; and each iteration's load
+   latency, near and far, in the copy and in the read.
 
 The kernels are raw CUDA (``%smid``, the clock and the instrumentation are no part of
 simgpu's kernel language): this measures the hardware the model is calibrated against.
@@ -23,7 +29,8 @@ simgpu's kernel language): this measures the hardware the model is calibrated ag
         --metrics $(python benchmarks/l2_chunks.py --metrics) --log-file OUT/ncu.csv \\
         python benchmarks/l2_chunks.py --child OUT --tag ncu
     python benchmarks/l2_chunks.py --child OUT          # stamps -> OUT/stamps.npz
-    python benchmarks/l2_chunks.py --report OUT [--md F.md]
+    python benchmarks/l2_halves.py --out OUT/l2-halves.md  # the SMs' halves
+    python benchmarks/l2_chunks.py --report OUT [--groups OUT/l2-halves.json] [--md F.md]
 """
 from __future__ import annotations
 

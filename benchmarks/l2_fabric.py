@@ -24,6 +24,7 @@ model is calibrated against, not a kernel of the project.
     python benchmarks/l2_halves.py --out OUT/l2-halves.md       # the SMs' halves
     python benchmarks/l2_fabric.py --child OUT --groups OUT/l2-halves.json
     python benchmarks/l2_fabric.py --report OUT [--md F.md]
+    python benchmarks/l2_fabric.py --sim [DEVICE] [--mib 8] [--md F.md]   # the model's side
 """
 from __future__ import annotations
 
