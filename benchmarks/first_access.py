@@ -57,6 +57,7 @@ def child(out: pathlib.Path) -> None:
 
 
 def report(out: pathlib.Path) -> str:
+    table_out.need(out, "first.npz")
     data = np.load(out / "first.npz")
     sms = int(data["sms"])
     lines = [f"Script: `benchmarks/first_access.py`, {datetime.date.today()}. One warp per block, "

@@ -70,16 +70,28 @@ def child(out: pathlib.Path) -> None:
     (out / "order.json").write_text(json.dumps(order))
 
 
+def table(us: dict) -> list:
+    """The table's lines from each (state, who)'s kernel time in us by k (the GPU's
+    and the model's alike): net of k = 0, and the slope from k = 4 to 16."""
+    lines = ["| state | who | " + " | ".join(f"k = {k} net us" for k in STEPS[1:]) +
+             " | k = 0 us | slope ns per load (k 4 -> 16) |",
+             "|---|---:|" + "---:|" * (len(STEPS) + 1)]
+    for (state, who), t in us.items():
+        net = [f"{t[k] - t[0]:.2f}" for k in STEPS[1:]]
+        slope = (t[16] - t[4]) / 12 * 1e3
+        lines.append(f"| {state} | {who} | " + " | ".join(net) + f" | {t[0]:.2f} | {slope:.0f} |")
+    return lines
+
+
 def report(out: pathlib.Path) -> str:
     from cuda_backend import calibrate as C
+    table_out.need(out, "order.json", "ncu-warm.csv", "ncu-cold.csv")
     order = json.loads((out / "order.json").read_text())
     lines = [f"Script: `benchmarks/kernel_overlap.py`, {datetime.date.today()}. One thread of "
              f"block 'who' of a {GRID} x {BLOCK} grid does k dependent loads through a random "
              f"cycle of {NODES * 4 >> 20} MiB; ncu `gpu__time_duration`, median of {REPEATS}; "
-             "net: less the same grid with k = 0 (all blocks empty).", "",
-             "| state | who | " + " | ".join(f"k = {k} net us" for k in STEPS[1:]) +
-             " | k = 0 us | slope ns per load (k 4 -> 16) |",
-             "|---|---:|" + "---:|" * (len(STEPS) + 1)]
+             "net: less the same grid with k = 0 (all blocks empty).", ""]
+    us = {}
     for state in ("warm", "cold"):
         rows = C.parse_ncu((out / f"ncu-{state}.csv").read_text())
         times = [r["metrics"][C.TIME] / 1e3 for r in rows if r["kernel"].startswith("chase_in_block")]
@@ -90,11 +102,8 @@ def report(out: pathlib.Path) -> str:
             if o["measured"]:
                 got.setdefault((o["who"], o["steps"]), []).append(t)
         for who in WHO:
-            med = {k: float(np.median(got[who, k])) for k in STEPS}
-            net = [f"{med[k] - med[0]:.2f}" for k in STEPS[1:]]
-            slope = (med[16] - med[4]) / 12 * 1e3
-            lines.append(f"| {state} | {who} | " + " | ".join(net) + f" | {med[0]:.2f} | {slope:.0f} |")
-    return "\n".join(lines)
+            us[state, who] = {k: float(np.median(got[who, k])) for k in STEPS}
+    return "\n".join(lines + table(us))
 
 
 def simulate() -> str:

@@ -99,6 +99,22 @@ CASES = [
 ]
 
 
+def launches(mine, other, prep, g: int):
+    """A case's launches when half g does its first part: the preparing ones, then the
+    measured one, each as (mode, source, destination) buffer names for half 0 and half 1
+    (the GPU's child and the model's side both run these)."""
+    def part(what):
+        if what is None:
+            return (NONE, "Z", "Z")
+        mode, names = what
+        src, _, dst = names.partition(">")
+        return (mode, src, dst or src)
+    preps = [[(mode if who == "all" or (who == "g") == (h == g) else NONE, b, b) for h in (0, 1)]
+             for who, mode, b in prep]
+    measured = [part(mine), part(other)]
+    return preps, measured if g == 0 else measured[::-1]
+
+
 def child(out: pathlib.Path, groups: pathlib.Path, mib: int = MIB) -> None:
     import cupy as cp
     fn = cp.RawModule(code=SOURCE, options=("-std=c++17",)).get_function("halves")
@@ -121,7 +137,7 @@ def child(out: pathlib.Path, groups: pathlib.Path, mib: int = MIB) -> None:
         ticket[2:] = cp.asarray(np.array(per_half, np.int32))
         span.fill(0)
         (m0, s0, d0), (m1, s1, d1) = modes
-        fn((sms * SLOTS,), (256,), (s0, d0, np.int32(m0), s1, d1, np.int32(m1),
+        fn((sms * SLOTS,), (256,), (bufs[s0], bufs[d0], np.int32(m0), bufs[s1], bufs[d1], np.int32(m1),
                                      np.int32(chunks), half_of_sm, ticket, span, sink))
         cp.cuda.Device().synchronize()
         got = ticket[:2].get().tolist()
@@ -132,30 +148,23 @@ def child(out: pathlib.Path, groups: pathlib.Path, mib: int = MIB) -> None:
         st = span.get().reshape(-1, 3)
         return st[st[:, 2] > 0]
 
-    def part(what):
-        if what is None:
-            return (NONE, bufs["Z"], bufs["Z"])
-        mode, names = what
-        s, _, d = names.partition(">")
-        return (mode, bufs[s], bufs[d or s])
-
     rows = []
     for name, mine, other, prep in CASES:
         for g in (0, 1):
+            preps, measured = launches(mine, other, prep, g)
             for r in range(REPEATS):
                 flush.fill(1)
                 int(flush.sum())                         # the L2 holds the flush buffer
-                for who, mode, b in prep:
-                    on = [who == "all" or (who == "g") == (h == g) for h in (0, 1)]
-                    launch([(mode if on[h] else NONE, bufs[b], bufs[b]) for h in (0, 1)])
-                modes = [part(mine), part(other)]
-                st = launch(modes if g == 0 else modes[::-1])
+                for modes in preps:
+                    launch(modes)
+                st = launch(measured)
                 rows.append({"case": name, "g": g, "repeat": r,
                              "blocks": st.astype(np.int64).tolist()})
     (out / "fabric.json").write_text(json.dumps({"per_half": per_half, "mib": mib, "rows": rows}))
 
 
 def report(out: pathlib.Path) -> str:
+    table_out.need(out, "fabric.json")
     data = json.loads((out / "fabric.json").read_text())
     mib = data["mib"]
     lines = [f"Script: `benchmarks/l2_fabric.py`, {datetime.date.today()}. Buffers of {mib} MiB; "

@@ -9,7 +9,7 @@ import numpy as np
 import simgpu
 from simgpu.lang import Array, blockIdx, i32, kernel, threadIdx
 
-from l2_fabric import CASES, MIB, NONE, SLOTS
+from l2_fabric import CASES, MIB, SLOTS, launches
 
 
 @kernel
@@ -71,18 +71,11 @@ def simulate(mib: int = MIB, device: str = "sim:h100") -> str:
              "| case | g | kernel us |", "|---|---:|---:|"]
     for name, mine, other, prep in CASES:
         for g in (0, 1):
+            preps, measured = launches(mine, other, prep, g)
             dev.flush_caches()
-            for who, mode, b in prep:
-                on = [who == "all" or (who == "g") == (h == g) for h in (0, 1)]
-                launch([(mode if on[h] else NONE, b, b) for h in (0, 1)])
-            parts = []
-            for what in (mine, other):
-                if what is None:
-                    parts.append((NONE, "Z", "Z"))
-                else:
-                    s, _, d = what[1].partition(">")
-                    parts.append((what[0], s, d or s))
-            us = launch(parts if g == 0 else parts[::-1])
+            for modes in preps:
+                launch(modes)
+            us = launch(measured)
             lines.append(f"| {name} | {g} | {us:.2f} |")
             print(lines[-1], flush=True)
     return "\n".join(lines)

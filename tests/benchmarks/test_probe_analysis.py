@@ -127,3 +127,31 @@ def test_l2_fabric_report_times_each_half_from_its_blocks(tmp_path):
     assert cells[2:] == ["4.07", f"{(mib << 20) / 4.07e3:.0f}", "2.00", f"{(mib << 20) / 2e3:.0f}"]
     copy = next(x for x in table.splitlines() if x.startswith("| g copies X (far) to Y | 0 |"))
     assert copy.split("|")[4].strip() == f"{2 * (mib << 20) / 4.07e3:.0f}"       # read + write
+
+
+def test_l2_fabric_launches_prepare_then_measure_each_half():
+    """g reads X far while the other half writes Y: the other half reads X first, then
+    both halves write Y; the measured launch has g reading X and the other writing Y."""
+    case = next(c for c in l2_fabric.CASES if c[0] == "g reads X far; the other half writes Y")
+    none, read, write = l2_fabric.NONE, l2_fabric.READ, l2_fabric.WRITE
+    preps, measured = l2_fabric.launches(*case[1:], g=1)
+    assert preps == [[(read, "X", "X"), (none, "X", "X")], [(write, "Y", "Y"), (write, "Y", "Y")]]
+    assert measured == [(write, "Y", "Y"), (read, "X", "X")]
+    copy = next(c for c in l2_fabric.CASES if c[1][0] == l2_fabric.COPY)
+    assert l2_fabric.launches(*copy[1:], g=0)[1] == [(l2_fabric.COPY, "X", "Y"), (none, "Z", "Z")]
+
+
+def test_kernel_overlap_table_nets_out_the_empty_grid_and_fits_the_slope():
+    import kernel_overlap
+    us = {("cold", 0): {k: 3.0 + 0.35 * max(k - 1, 0) for k in kernel_overlap.STEPS}}
+    (row,) = kernel_overlap.table(us)[2:]
+    cells = [c.strip() for c in row.split("|")[1:-1]]
+    assert cells[:3] == ["cold", "0", "0.00"]              # the first load hidden
+    assert cells[-3:] == ["5.25", "3.00", "350"]           # k = 16 net, k = 0, slope
+
+
+def test_a_report_on_a_folder_without_the_runs_files_says_which(tmp_path):
+    with pytest.raises(SystemExit, match="has no fabric.json: give the folder"):
+        l2_fabric.report(tmp_path)
+    with pytest.raises(SystemExit, match="has no first.npz"):
+        first_access.report(tmp_path)
