@@ -6,9 +6,12 @@
     python -m cuda_backend.calibrate --report gpu.json                    # the GPU's sweep
 
 On the GPU, ``--steps`` picks what runs (``what:plan`` pairs, default all of
-the sweep; ``--steps warm:rw,cold:rw,graph:gpu`` was the second H100 run);
+the sweep; ``--steps warm:rw,cold:rw,graph:gpu`` was the second H100 run;
+``cold:sim@reverse`` runs a plan's cases in another order, one of ORDERS);
 the simulator runs the ``sim`` plan (``--benches`` to split it over
-processes; JSON files given comma-separated to ``--compare`` are pooled).
+processes; JSON files given comma-separated to ``--compare`` are pooled:
+the GPU's figure is the median over all their launches, and the table gives
+the range of the figure over the runs and orders it was pooled from).
 
 Each benchmark is a kernel of the kernel language, so the GPU and the
 simulator run the very same code, on the same grid (one full wave of
@@ -269,26 +272,43 @@ def measure_sim(dev, cases, states=("warm", "cold")) -> list:
 
 # --- the GPU side ----------------------------------------------------------------------
 
-def child(out: pathlib.Path, kind: str, state: str, measured: int, tag: str):
+#: Orders a plan's cases can run in on the GPU.  A case's time there depends a little
+#: on what ran before it (the cold 8 MiB copy took 0.25-0.4 us more inside the sweep
+#: than alone, docs/results/dram-ramp-h100.md), so a figure can be taken over several.
+ORDERS = ("forward", "reverse", "shuffle")
+
+
+def ordered(cases: list, order: str) -> list:
+    """``cases`` in one of ORDERS (``shuffle``: a fixed permutation, seed 0)."""
+    if order == "forward":
+        return list(cases)
+    if order == "reverse":
+        return cases[::-1]
+    if order == "shuffle":
+        return [cases[i] for i in np.random.default_rng(0).permutation(len(cases))]
+    raise ValueError(f"unknown order {order!r}: one of {', '.join(ORDERS)}")
+
+
+def child(out: pathlib.Path, kind: str, state: str, measured: int, tag: str, order: str = "forward"):
     """Run under ncu: every case, a warm-up launch first (warm state), then ``measured``
     launches. Writes the launch order (labels) for the parent to zip with ncu's rows."""
     import cupy as cp
     dev = simgpu.get_device("cuda")
-    order = []
-    for case in plan(kind):
+    labels = []
+    for case in ordered(plan(kind), order):
         rng = np.random.default_rng(0)
         kern, grid, block, args = setup(dev, case, rng)
         fn = dev.function(kern)
         if state == "warm":
             dev.launch(kern, grid, block, *args)
-            order.append({"bench": case.bench, "n": case.n, "steps": case.steps, "warmup": True})
+            labels.append({"bench": case.bench, "n": case.n, "steps": case.steps, "warmup": True})
         for _ in range(measured):
             dev.launch(kern, grid, block, *args)
-            order.append({"bench": case.bench, "n": case.n, "steps": case.steps, "warmup": False})
+            labels.append({"bench": case.bench, "n": case.n, "steps": case.steps, "warmup": False})
         dev.synchronize()
         del args, fn
         cp.get_default_memory_pool().free_all_blocks()
-    (out / f"order-{tag}.json").write_text(json.dumps(order))
+    (out / f"order-{tag}.json").write_text(json.dumps(labels))
 
 
 def parse_ncu(text: str) -> list:
@@ -319,30 +339,31 @@ COUNTERS = [TIME, "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_secto
 
 
 def run_ncu(out: pathlib.Path, kind: str, state: str, measured: int, metrics, tag: str,
-            timeout: int) -> list:
-    """One child under Nsight Compute; rows {bench, n, steps, state, metrics}."""
+            timeout: int, order: str = "forward") -> list:
+    """One child under Nsight Compute; rows {bench, n, steps, state, order, metrics}."""
     from .render import kernel_symbol
     ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
     log = out / f"ncu-{tag}.csv"
     cmd = [ncu, "--clock-control", "none", "--cache-control", "all" if state == "cold" else "none",
            "--csv", "--print-units", "base", "--metrics", ",".join(metrics), "--log-file", str(log),
            sys.executable, "-m", "cuda_backend.calibrate", "--child", str(out), "--plan", kind,
-           "--state", state, "--measured", str(measured), "--tag", tag]
+           "--state", state, "--measured", str(measured), "--tag", tag, "--order", order]
     print("$", " ".join(cmd), flush=True)
     t0 = time.time()
     subprocess.run(cmd, check=True, timeout=timeout, env={**os.environ, "PYTHONUNBUFFERED": "1"},
                    stdout=subprocess.DEVNULL)
     print(f"  ncu {tag}: {time.time() - t0:.0f} s", flush=True)
     launches = parse_ncu(log.read_text())
-    order = json.loads((out / f"order-{tag}.json").read_text())
-    if len(launches) != len(order):
-        raise RuntimeError(f"ncu saw {len(launches)} launches, the child made {len(order)}")
+    labels = json.loads((out / f"order-{tag}.json").read_text())
+    if len(launches) != len(labels):
+        raise RuntimeError(f"ncu saw {len(launches)} launches, the child made {len(labels)}")
     rows = []
-    for o, l in zip(order, launches):
+    for o, l in zip(labels, launches):
         if kernel_symbol(KERNELS[o["bench"]]) not in l["kernel"]:
             raise RuntimeError(f"launch order differs: {o} vs ncu's {l['kernel']}")
         if not o["warmup"]:
             rows.append({"bench": o["bench"], "n": o["n"], "steps": o["steps"], "state": state,
+                         "order": order,
                          **l["metrics"]})
     return rows
 
@@ -416,11 +437,15 @@ def measure_gpu(out_json: pathlib.Path, steps: str, budget_s: int) -> dict:
     todo = []
     for item in steps.split(","):
         what, kind = item.split(":")
+        kind, _, order = kind.partition("@")
+        order = order or "forward"
+        ordered([], order)                               # an unknown order fails now, not later
         if what == "graph":
             todo.append(("graph", lambda kind=kind: graph_times(kind)))
         elif what in ("warm", "cold"):
-            todo.append(("ncu", lambda kind=kind, st=what: run_ncu(out, kind, st, 4 if st == "warm" else 3,
-                                                                   [TIME], f"{st}-{kind}", 240)))
+            tag = f"{what}-{kind}" + ("" if order == "forward" else f"-{order}")
+            todo.append(("ncu", lambda kind=kind, st=what, tag=tag, order=order: run_ncu(
+                out, kind, st, 4 if st == "warm" else 3, [TIME], tag, 240, order)))
         else:                                            # counters-warm / counters-cold
             st = what.split("-")[1]
             todo.append(("counters", lambda kind=kind, st=st: run_ncu(out, kind, st, 1, COUNTERS,
@@ -523,6 +548,10 @@ def _f(x, digits=2):
     return "-" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.{digits}f}"
 
 
+def _rate(x):
+    return _f(x, 3) if x and x < 100 else _f(x, 0)
+
+
 def _bytes(b):
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if b >= size:
@@ -530,11 +559,29 @@ def _bytes(b):
     return f"{b} B"
 
 
+def gpu_figure(times: dict, case: "Case"):
+    """The GPU's figure for ``case`` from {(bench, n, steps): us}: its rate net of the
+    empty kernel, or for the chase its ns per load; None where it cannot be had."""
+    if case.bench == "chase":
+        return chase_latency(times, case.n)
+    t, e = times.get((case.bench, case.n, case.steps)), times.get(("empty", FULL, 0))
+    return case.value((t - e) * 1e-6) if t is not None and e is not None and t > e else None
+
+
+def contexts(gpu: dict, state: str) -> list:
+    """{(bench, n, steps): median us} per run and order the pooled launches came from."""
+    names = sorted({r.get("context", "") for r in gpu["ncu"] if r["state"] == state})
+    return [gpu_table({"ncu": [r for r in gpu["ncu"] if r.get("context", "") == c]}, state)
+            for c in names]
+
+
 def compare_rows(gpu: dict, sim: dict) -> list:
-    """One row per simulated case and cache state: GPU net rate, sim rate, ratio."""
+    """One row per simulated case and cache state: GPU net rate, sim rate, ratio, and the
+    range of the GPU's figure over the runs and orders its launches were pooled from."""
     out = []
     for state in ("warm", "cold"):
         g = gpu_table(gpu, state)
+        each = contexts(gpu, state)
         e = g.get(("empty", FULL, 0)) or 0.0
         s = {(r["bench"], r["n"], r["steps"]): r["us"] for r in sim["rows"] if r["state"] == state}
         se = s.get(("empty", FULL, 0)) or 0.0      # the model's fixed cost per kernel, likewise
@@ -553,8 +600,10 @@ def compare_rows(gpu: dict, sim: dict) -> list:
                 gv = c.value(net * 1e-6) if net > 0 else None
                 sv = c.value((s[key] - se) * 1e-6) if s[key] > se else None
             ratio = sv / gv if gv and sv else None
+            spread = [v for v in (gpu_figure(t, c) for t in each) if v is not None]
             out.append({"bench": b, "n": n, "steps": steps, "state": state, "gpu_us": gus,
                         "gpu_net_us": net, "sim_us": s[key], "gpu": gv, "sim": sv,
+                        "gpu_range": (min(spread), max(spread), len(spread)) if spread else None,
                         "unit": UNITS[b], "ratio": ratio,
                         "within": ratio is not None and abs(ratio - 1) <= 0.15})
     return out
@@ -573,14 +622,18 @@ def compare(gpu: dict, sim: dict) -> str:
              f"{sim.get('clock_mhz', '?')} MHz, no launch overhead; its rates are net of its "
              f"own empty kernel ({_f(se)} us) likewise. Chase: ns per load from the slope "
              "between 512 and 4096 steps on both devices (fixed costs cancel).", "",
-             "| benchmark | n | footprint | cache | GPU us | GPU net us | sim us | GPU | sim | unit | "
-             "sim / GPU | within 15% |", "|---|---:|---:|---|---:|---:|---:|---:|---:|---|---:|---|"]
+             "| benchmark | n | footprint | cache | GPU us | GPU net us | sim us | GPU | GPU by run | "
+             "sim | unit | sim / GPU | within 15% |",
+             "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---|"]
     for r in rows:
         c = Case(r["bench"], r["n"], r["steps"])
+        spread = "-"
+        if r["gpu_range"]:
+            lo, hi, k = r["gpu_range"]
+            spread = _rate(lo) if k == 1 else f"{_rate(lo)}-{_rate(hi)} ({k})"
         lines.append(f"| {r['bench']} | {r['n']:,} | {_bytes(c.footprint())} | {r['state']} | "
                      f"{r['gpu_us']:.2f} | {_f(r['gpu_net_us'])} | {r['sim_us']:.2f} | "
-                     f"{_f(r['gpu'], 3) if r['gpu'] and r['gpu'] < 100 else _f(r['gpu'], 0)} | "
-                     f"{_f(r['sim'], 3) if r['sim'] and r['sim'] < 100 else _f(r['sim'], 0)} | "
+                     f"{_rate(r['gpu'])} | {spread} | {_rate(r['sim'])} | "
                      f"{r['unit']} | {_f(r['ratio'])} | {'yes' if r['within'] else 'no'} |")
     ok = sum(r["within"] for r in rows)
     lines += ["", f"{ok} of {len(rows)} within 15%."]
@@ -588,11 +641,15 @@ def compare(gpu: dict, sim: dict) -> str:
 
 
 def load_gpu(paths: str) -> dict:
-    """One GPU result from one JSON file or several, comma-separated (their samples pooled)."""
-    runs = [json.loads(pathlib.Path(f).read_text()) for f in paths.split(",")]
+    """One GPU result from one JSON file or several, comma-separated (their samples pooled;
+    each launch labelled with its context: the file and the order its plan ran in)."""
+    files = paths.split(",")
+    runs = [json.loads(pathlib.Path(f).read_text()) for f in files]
     gpu = dict(runs[0])
     for key in ("ncu", "graph", "counters", "errors"):
         gpu[key] = [x for r in runs for x in r.get(key, [])]
+    gpu["ncu"] = [{**x, "context": f"{pathlib.Path(f).stem}@{x.get('order', 'forward')}"}
+                  for f, r in zip(files, runs) for x in r.get("ncu", [])]
     gpu["date"] = ", ".join(sorted({r["date"] for r in runs}))
     return gpu
 
@@ -616,7 +673,8 @@ def main(argv=None):
     p.add_argument("--benches", help="simulator: only these benchmarks (comma-separated)")
     p.add_argument("--budget", type=int, default=420, help="GPU: seconds to stop starting steps")
     p.add_argument("--steps", default=STEPS, help="GPU: what:plan pairs (warm, cold: ncu sweeps; "
-                   "graph: CUDA-graph times; counters-warm, counters-cold: ncu counters); default "
+                   "graph: CUDA-graph times; counters-warm, counters-cold: ncu counters; a plan may "
+                   "end in @reverse or @shuffle: its cases in that order); default "
                    + STEPS)
     p.add_argument("--compare", nargs=2, metavar=("GPU_JSON[,GPU_JSON...]", "SIM_JSON[,SIM_JSON...]"))
     p.add_argument("--md", help="with --compare or --report: also write the table here")
@@ -625,9 +683,10 @@ def main(argv=None):
     p.add_argument("--state", help=argparse.SUPPRESS)
     p.add_argument("--measured", type=int, default=3, help=argparse.SUPPRESS)
     p.add_argument("--tag", help=argparse.SUPPRESS)
+    p.add_argument("--order", default="forward", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
-        return child(pathlib.Path(args.child), args.plan, args.state, args.measured, args.tag)
+        return child(pathlib.Path(args.child), args.plan, args.state, args.measured, args.tag, args.order)
     if args.compare or args.report:
         if args.compare:
             gpu, sim = load_gpu(args.compare[0]), load_sim(args.compare[1])

@@ -100,3 +100,69 @@ def test_kernels_that_write_run_warm_even_beyond_the_l2(tmp_path):
     by = {(r["bench"], r["state"]): r for r in rows}
     assert by[("read", "warm")].get("same_run_as") == "cold"
     assert "same_run_as" not in by[("copy", "warm")]
+
+
+def test_a_plan_runs_in_each_order_once_per_case():
+    cases = C.plan("sim")
+    assert C.ordered(cases, "forward") == cases
+    assert C.ordered(cases, "reverse") == cases[::-1]
+    shuffled = C.ordered(cases, "shuffle")
+    assert shuffled == C.ordered(cases, "shuffle")           # a fixed permutation
+    assert shuffled != cases and sorted(map(repr, shuffled)) == sorted(map(repr, cases))
+    with pytest.raises(ValueError, match="forward, reverse, shuffle"):
+        C.ordered(cases, "sideways")
+
+
+def test_run_ncu_runs_the_child_in_its_order_and_labels_its_rows(tmp_path, monkeypatch):
+    """run_ncu with ncu faked: the child is told the order, and every row it returns says
+    which order its launch ran in (the figure's range over runs is taken by it)."""
+    import json
+    import pathlib
+    import subprocess
+    from cuda_backend.render import kernel_symbol
+    cases = C.ordered(C.plan("quick"), "reverse")
+    seen = []
+
+    def fake_run(cmd, **kw):
+        seen.append(cmd)
+        tag = cmd[cmd.index("--tag") + 1]
+        labels = [{"bench": c.bench, "n": c.n, "steps": c.steps, "warmup": False} for c in cases]
+        (tmp_path / f"order-{tag}.json").write_text(json.dumps(labels))
+        head = NCU_CSV.splitlines()[1]
+        lines = [head] + [f'"{i}","9","python","h","{kernel_symbol(C.KERNELS[c.bench])}","1","7",'
+                          f'"(256, 1, 1)","(1056, 1, 1)","0","9.0","Command line profiler metrics",'
+                          f'"{C.TIME}","ns","{1000 + i}"' for i, c in enumerate(cases)]
+        pathlib.Path(cmd[cmd.index("--log-file") + 1]).write_text("\n".join(lines))
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    rows = C.run_ncu(tmp_path, "quick", "cold", 1, [C.TIME], "cold-quick-reverse", 10, "reverse")
+    assert seen[0][seen[0].index("--order") + 1] == "reverse"
+    assert [r["bench"] for r in rows] == [c.bench for c in cases]
+    assert {r["order"] for r in rows} == {"reverse"} and rows[0][C.TIME] == 1000
+
+
+def test_compare_pools_runs_and_gives_the_range_over_them(quick_sim, tmp_path):
+    """Two GPU runs, one 1.25x slower than the model (net of its own empty kernel): the
+    figure is the median over both runs' launches; each row gives the range of the
+    run's own figures, each net of that run's empty kernel."""
+    import json
+    _, sim = quick_sim
+    paths = []
+    for i, scale in enumerate((1.0, 1.25)):
+        paths.append(tmp_path / f"run{i}.json")
+        paths[-1].write_text(json.dumps(_fake_gpu(sim["rows"], scale, 2.5 + i)))
+    gpu = C.load_gpu(",".join(map(str, paths)))
+    assert {r["context"] for r in gpu["ncu"]} == {"run0@forward", "run1@forward"}
+    rows = C.compare_rows(gpu, sim)
+    for r in rows:
+        lo, hi, k = r["gpu_range"]
+        assert k == 2
+        if r["bench"] == "chase":                     # ns per load: 1.25x longer
+            assert hi == pytest.approx(1.25 * lo)
+        else:                                         # a rate: 1.25x lower
+            assert lo == pytest.approx(r["sim"] / 1.25) and hi == pytest.approx(r["sim"])
+        assert lo <= r["gpu"] <= hi
+    assert " (2) |" in C.compare(gpu, sim)
+    # a run without the empty kernel gives no net figure of its own
+    times = {("copy", 1 << 14, 0): 5.0}
+    assert C.gpu_figure(times, C.Case("copy", 1 << 14)) is None
