@@ -438,16 +438,52 @@ class MemorySystem:
         the H100 one counter takes one warp request per 1.45 cycles whether it has 1
         or 32 lanes, and 2^20 counters (4 sectors a request, all slices busy) about
         4 x 1.45 cycles per request and slice (calibrate.py, docs/results/
-        calibration-h100.md). At least the slice's bandwidth time for 32 bytes."""
+        calibration-h100.md). At least the slice's bandwidth time for 32 bytes.
+
+        A sector not in the L2 is read from DRAM first (the atomic needs its old value),
+        in blocks of l2_fill_bytes as a load miss's: that atomic is done a load miss's
+        round trip plus the unit's time after it is issued, at the earliest.  The slice's
+        unit is not held while it waits (others go ahead), so only the atomic waits."""
         done = t
         l2 = self.l2
         hold = max(32 / self.l2_bytes_per_cycle, self.same_address)
-        for a in dict.fromkeys(addresses):       # each sector once, in order
-            part = self._where(a)[0]
-            l2.lookup(a, write=True, half=l2.home(part))   # at the home slice
+        alu = self.atomic_latency - self.l2_latency         # the unit's part of the latency
+        fill, asked = self.l2_fill, dict.fromkeys(addresses)  # each sector once, in order
+        fetched: dict = {}                                    # block -> (partition, position)
+        by_part: dict = {}
+        missed: list = []                                     # (partition, position, entry, asked?)
+        for a in asked:
+            part, bank, row = self._where(a)
+            home = l2.halves[l2.home(part)]
+            entry = home.find(a)
+            if entry is None:
+                base = a - a % fill
+                at = fetched.get(base)
+                if at is None:                   # its block from DRAM, once a request
+                    txns = by_part.setdefault(part, [])
+                    at = fetched[base] = (part, len(txns))
+                    txns.append((bank, row, fill, base))
+                    for b in range(base, base + fill, home.sector):
+                        tag = b // home.sector   # the block's other sectors, if absent
+                        if b not in asked and tag not in home.lines.get(tag % home.sets, ()):
+                            missed.append((*at, home.fill(b, 0.0), False))
+                entry = home.fill(a, 0.0)
+                missed.append((*at, entry, True))
+            elif entry[0] - self.clock > t:      # its sector is still on its way
+                done = max(done, entry[0] - self.clock + hold + alu)
+            home.make_dirty(a, entry)
             start = max(t, self.l2_free[part])
             self.l2_free[part] = start + hold
             done = max(done, self.l2_free[part] + self.atomic_latency)
+        if by_part:
+            arrive = t + self.half_trip
+            finished = {part: self._serve(self.parts[part], txns, arrive, [])[1]
+                        for part, txns in by_part.items()}
+            for part, i, entry, wanted in missed:
+                ready = finished[part][i] + self.half_trip
+                entry[0] = self.clock + ready
+                if wanted:
+                    done = max(done, ready + hold + alu)
         if l2.evicted:
             self._write_back(t)
         self.drained = max(self.drained, done)

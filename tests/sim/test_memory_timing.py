@@ -627,3 +627,21 @@ def test_misses_are_looked_up_too():
     ms.access("load", [256 + k * stride for k in range(8)], [32] * 8, 0.0, sm=sm0)   # 1: far
     assert ms.l2_request_free[1] == pytest.approx(8 * ms.l2_request_cycles)       # home
     assert ms.l2_request_free[0] == pytest.approx(16 * ms.l2_request_cycles)      # near lookup
+
+
+def test_an_atomic_on_a_sector_not_in_the_l2_waits_for_it_from_dram():
+    """An atomic needs the old value: on a sector the L2 lacks it waits a load miss's
+    round trip (its 64-B block read in one transaction) and then the unit; the block's
+    other sector comes with it, so an atomic there waits for that block, not for a
+    read of its own; once the sector is in, an atomic takes the unit's time only."""
+    ms = memory()
+    hold = max(32 / ms.l2_bytes_per_cycle, ms.same_address)
+    cold = ms.access("atomic", [0], [4], 0.0)
+    load = memory().access("load", [0], [4], 0.0)          # a load miss of the same sector
+    assert ms.parts[0].transactions == 1 and ms.parts[0].bytes == 64
+    assert cold == pytest.approx(load + hold + ms.atomic_latency - ms.l2_latency)
+    assert cold > hold + ms.atomic_latency + ms.activate     # more than a warm one: DRAM's
+    assert ms.access("atomic", [32], [4], 0.0) == pytest.approx(cold)
+    assert ms.parts[0].transactions == 1
+    warm = ms.access("atomic", [0], [4], cold) - cold
+    assert warm == pytest.approx(hold + ms.atomic_latency)
