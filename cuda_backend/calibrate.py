@@ -166,6 +166,9 @@ def _p2(lo, hi, extra=()):
     return sorted({1 << k for k in range(lo, hi + 1, 2)} | {1 << k for k in extra})
 
 
+PLANS = ("gpu", "rw", "sim", "quick")
+
+
 def plan(kind: str) -> list:
     """The cases of a run: ``gpu`` (the whole sweep), ``rw`` (its streaming read and
     write part), ``sim`` (what the simulator can run in tens of seconds to minutes
@@ -194,7 +197,7 @@ def plan(kind: str) -> list:
                 + [Case("chase", n, s) for n in chase_n for s in chase_steps]
                 + [Case("atomic", n) for n in (1 << 20, 1 << 22)]
                 + [Case("atomic_spread", n) for n in (1 << 22, 1 << 24)])
-    raise ValueError(f"unknown plan {kind!r}")
+    raise ValueError(f"unknown plan {kind!r}: one of {', '.join(PLANS)}")
 
 
 def full_grid(dev, block=256):
@@ -274,7 +277,8 @@ def measure_sim(dev, cases, states=("warm", "cold")) -> list:
 
 #: Orders a plan's cases can run in on the GPU.  A case's time there depends a little
 #: on what ran before it (the cold 8 MiB copy took 0.25-0.4 us more inside the sweep
-#: than alone, docs/results/dram-ramp-h100.md), so a figure can be taken over several.
+#: than alone, docs/results/dram-ramp-h100.md, 0.16-0.29 us more than in the sim plan
+#: in any of these orders, calibration-h100.md), so a figure is taken over several.
 ORDERS = ("forward", "reverse", "shuffle")
 
 
@@ -368,13 +372,13 @@ def run_ncu(out: pathlib.Path, kind: str, state: str, measured: int, metrics, ta
     return rows
 
 
-def graph_times(kind: str) -> list:
+def graph_times(kind: str, order: str = "forward") -> list:
     """Warm per-launch device time without a profiler: a CUDA graph of K back-to-back
     launches, replayed 5 times, timed with events; us per launch (median replay / K)."""
     import cupy as cp
     dev = simgpu.get_device("cuda")
     rows = []
-    for case in plan(kind):
+    for case in ordered(plan(kind), order):
         rng = np.random.default_rng(0)
         kern, grid, block, args = setup(dev, case, rng)
         t1 = dev.launch(kern, grid, block, *args, sync=True).time_ms   # warm-up; one launch, events
@@ -419,6 +423,22 @@ def smi() -> str:
 
 
 STEPS = "warm:gpu,cold:gpu,graph:gpu,counters-warm:sim,counters-cold:sim"
+WHATS = ("warm", "cold", "graph", "counters-warm", "counters-cold")
+
+
+def parse_steps(steps: str) -> list:
+    """``--steps`` as [(what, plan, order)]; a ValueError that names the bad item."""
+    out = []
+    for item in steps.split(","):
+        what, _, rest = item.partition(":")
+        kind, _, order = rest.partition("@")
+        order = order or "forward"
+        if what not in WHATS or kind not in PLANS or order not in ORDERS:
+            raise ValueError(f"--steps item {item!r}: expected what:plan[@order] with what one "
+                             f"of {', '.join(WHATS)}, plan one of {', '.join(PLANS)} and order "
+                             f"one of {', '.join(ORDERS)}")
+        out.append((what, kind, order))
+    return out
 
 
 def measure_gpu(out_json: pathlib.Path, steps: str, budget_s: int) -> dict:
@@ -435,21 +455,16 @@ def measure_gpu(out_json: pathlib.Path, steps: str, budget_s: int) -> dict:
         out_json.write_text(json.dumps(result, indent=1))
 
     todo = []
-    for item in steps.split(","):
-        what, kind = item.split(":")
-        kind, _, order = kind.partition("@")
-        order = order or "forward"
-        ordered([], order)                               # an unknown order fails now, not later
+    for what, kind, order in parse_steps(steps):
+        tag = f"{what}-{kind}" + ("" if order == "forward" else f"-{order}")
         if what == "graph":
-            todo.append(("graph", lambda kind=kind: graph_times(kind)))
+            todo.append(("graph", lambda kind=kind, order=order: graph_times(kind, order)))
         elif what in ("warm", "cold"):
-            tag = f"{what}-{kind}" + ("" if order == "forward" else f"-{order}")
             todo.append(("ncu", lambda kind=kind, st=what, tag=tag, order=order: run_ncu(
                 out, kind, st, 4 if st == "warm" else 3, [TIME], tag, 240, order)))
         else:                                            # counters-warm / counters-cold
-            st = what.split("-")[1]
-            todo.append(("counters", lambda kind=kind, st=st: run_ncu(out, kind, st, 1, COUNTERS,
-                                                                      f"counters-{st}-{kind}", 150)))
+            todo.append(("counters", lambda kind=kind, st=what.split("-")[1], tag=tag, order=order:
+                         run_ncu(out, kind, st, 1, COUNTERS, tag, 150, order)))
     for key, step in todo:
         if time.time() > t_end:
             result["errors"].append(f"{key}: skipped, out of time")
@@ -709,8 +724,9 @@ def main(argv=None):
         return
     from .device import CudaUnavailable
     try:
+        parse_steps(args.steps)
         simgpu.get_device(args.device)
-    except CudaUnavailable as exc:
+    except (ValueError, CudaUnavailable) as exc:
         raise SystemExit(f"python -m cuda_backend.calibrate: {exc}") from None
     out = pathlib.Path(args.out or "calibration-gpu.json")
     result = measure_gpu(out, args.steps, args.budget)

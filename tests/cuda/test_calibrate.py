@@ -166,3 +166,12 @@ def test_compare_pools_runs_and_gives_the_range_over_them(quick_sim, tmp_path):
     # a run without the empty kernel gives no net figure of its own
     times = {("copy", 1 << 14, 0): 5.0}
     assert C.gpu_figure(times, C.Case("copy", 1 << 14)) is None
+
+
+def test_a_bad_steps_item_is_named_before_anything_runs(capsys):
+    assert C.parse_steps("warm:gpu,cold:sim@shuffle,counters-cold:sim") == [
+        ("warm", "gpu", "forward"), ("cold", "sim", "shuffle"), ("counters-cold", "sim", "forward")]
+    for bad in ("cold:sim@sideways", "lukewarm:gpu", "cold", "cold:everything"):
+        with pytest.raises(SystemExit) as exc:
+            C.main(["--device", "cuda", "--steps", f"warm:gpu,{bad}"])
+        assert f"--steps item {bad!r}" in str(exc.value) and "what:plan[@order]" in str(exc.value)
