@@ -186,6 +186,9 @@ class IssueModel:
                                          "in microseconds (default 0)", _NONNEGATIVE)
     block_dispatch_ns: float | None = _opt("the GPU's time per thread block on top of it, in ns "
                                            "(default 0)", _NONNEGATIVE)
+    warp_first_load_ns: float | None = _opt("how much later a warp's first global load is issued "
+                                            "than its instruction is reached, in ns (default 0)",
+                                            _NONNEGATIVE)
 
     @property
     def warp_instructions_per_cycle(self) -> float:

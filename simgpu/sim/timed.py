@@ -225,9 +225,17 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 ready = back
         return ready
 
+    # A warp's first global load costs it warp_first_load_ns more than its later ones,
+    # in every wave of blocks (benchmarks/first_access.py), before the memory system
+    # sees it: a cold kernel's first data come back later than an at-once issue allows
+    # (benchmarks/dram_ramp.py), and a wait added after the data would not delay a
+    # bandwidth-bound kernel, as the GPU's first loads do.
+    first_load = (config.issue.warp_first_load_ns or 0.0) * config.gpu.core_clock_mhz / 1e3
+
     def warp(gen, wc: Counters, sm: SM, block_state, w, warps: int):
         """A warp's process (or a whole block's, when ``warps`` > 1 run as one group)."""
         done = 0
+        loaded = not first_load                  # its first global load issued yet?
         while True:
             try:
                 event = next(gen)                # functional execution, at this cycle
@@ -243,6 +251,11 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 yield env.timeout(ready - env.now)
                 yield block_state.arrive(w, event)
                 continue
+            if not loaded and event.kind == "load" and event.space == "global":
+                loaded = True
+                issued += first_load
+                if issued > ready:
+                    ready = issued
             ready = serve(event, issued, ready, sm)
             if memory.crossings:
                 # Far loads' data cross between the L2's halves in the order they reach

@@ -645,3 +645,30 @@ def test_an_atomic_on_a_sector_not_in_the_l2_waits_for_it_from_dram():
     assert ms.parts[0].transactions == 1
     warm = ms.access("atomic", [0], [4], cold) - cold
     assert warm == pytest.approx(hold + ms.atomic_latency)
+
+
+def test_a_warps_first_global_load_reaches_memory_warp_first_load_ns_late(tmp_path, monkeypatch):
+    """A warp's first global load is issued warp_first_load_ns late (the H100's cost some
+    70 ns, in every wave: benchmarks/first_access.py), before the memory system sees it;
+    the loads after it come that much later too, but cost no more; a kernel that only
+    stores pays nothing."""
+    from simgpu.mem.dram import MemorySystem
+    orig = MemorySystem.access
+    clock = simgpu.get_device("sim:h100").config.gpu.core_clock_mhz
+    seen, cycles, stores = {}, {}, {}
+    for ns in (0, 100):
+        log = seen[ns] = []
+        monkeypatch.setattr(MemorySystem, "access", lambda self, kind, a, s, t, sm=0, log=log:
+                            (log.append((kind, t)), orig(self, kind, a, s, t, sm))[1])
+        dev = variant("h100", tmp_path, warp_first_load_ns=ns)
+        cycles[ns] = dev.launch(two_loads, 1, 32, dev.to_device(np.array([1, 0], np.int32)),
+                                dev.zeros(1, np.int32), engine="timed").cycles
+        stores[ns] = dev.launch(fill, 4, 256, dev.zeros(4096, np.int32), 4096, engine="timed").cycles
+    late = 100 * clock / 1e3
+    (k0, first0), (_, second0) = seen[0][:2]
+    (k1, first1), (_, second1) = seen[100][:2]
+    assert k0 == k1 == "load"
+    assert first1 - first0 == pytest.approx(late)
+    assert second1 - second0 == pytest.approx(late)             # shifted, not delayed again
+    assert abs(cycles[100] - cycles[0] - late) <= 1
+    assert stores[100] == stores[0]
