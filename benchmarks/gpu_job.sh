@@ -18,7 +18,7 @@ step tests
 timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests -rA 2>&1 | tail -30 > "$OUT/tests.log"
 cat "$OUT/tests.log"
 step validation
-timeout 420 python3 -m cuda_backend.validate --out "$OUT/val" --seeds 1 ${QUICK:+--quick} > "$OUT/validation.log" 2>&1
+timeout 540 python3 -m cuda_backend.validate --out "$OUT/val" --seeds 3 ${QUICK:+--quick} > "$OUT/validation.log" 2>&1
 tail -5 "$OUT/validation.log"; cp "$OUT/val/validation.md" "$OUT/" 2>/dev/null
 { printf '\n## GPU tests on the same machine\n\n`python3 -m pytest -q -m gpu tests -rA` (%s):\n\n```\n' "$(date +%F)"
   grep -v '^=\+' "$OUT/tests.log"; printf '```\n'; } >> "$OUT/validation.md"

@@ -212,7 +212,26 @@ class SimDevice(Device):
         self.default_engine: str | None = None
         # Every host<->device copy, timed over the config's PCIe link (CopyReport).
         self.copies: list[CopyReport] = []
+        self.cache_control = "none"
         self.flush_caches()
+
+    CACHE_CONTROLS = ("none", "all")
+
+    @property
+    def cache_control(self) -> str:
+        """What happens to the L2 between launches, named as Nsight Compute's option:
+        "none" keeps its contents from one launch to the next (as back-to-back kernels
+        on the GPU see them); "all" starts every launch with an empty L2 (what ``ncu
+        --cache-control all``, its default, does before each kernel it profiles), so a
+        simulated time compares like with like against a time ncu measured."""
+        return self._cache_control
+
+    @cache_control.setter
+    def cache_control(self, value: str) -> None:
+        if value not in self.CACHE_CONTROLS:
+            raise ValueError(f"cache_control must be one of {self.CACHE_CONTROLS} "
+                             f"(as ncu's --cache-control), not {value!r}")
+        self._cache_control = value
 
     def flush_caches(self) -> None:
         """Start the L2 empty (clean): what Nsight Compute's ``--cache-control all``
@@ -279,6 +298,8 @@ class SimDevice(Device):
         fn, grid, block, scalars, arrays = self.check_launch(kernel, grid, block, args)
         if engine is None and schedule == "fixed":
             engine = self.default_engine
+        if self.cache_control == "all":
+            self.flush_caches()
         return sim_launch.run(self, fn, grid, block, scalars, arrays, engine, schedule, seed)
 
     def __repr__(self):

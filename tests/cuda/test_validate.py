@@ -72,3 +72,20 @@ def test_both_scripts_read_ncu_csv_through_one_parser():
     for parse in (V.parse_ncu_csv, C.parse_ncu):
         with pytest.raises(ValueError, match="no ncu CSV header"):
             parse("==ERROR== the application returned an error\n")
+
+
+def test_the_simulators_side_is_the_same_in_any_number_of_processes():
+    """run_sim: each (case, seed) on a fresh device with an empty L2 at each launch, so
+    outputs, counts and times do not depend on the processes or on what ran before."""
+    selected = [c for c in V.cases(quick=True) if c.name in ("copy_striding", "wylie")]
+    one = V.run_sim(selected, [0, 1], quick=True, jobs=1)
+    two = V.run_sim(selected[::-1], [1, 0], quick=True, jobs=2)
+    assert set(one) == set(two) == {(c.name, s) for c in selected for s in (0, 1)}
+    for key, (outputs, launches) in one.items():
+        other_outputs, other_launches = two[key]
+        assert all(np.array_equal(outputs[k], other_outputs[k]) for k in outputs)
+        assert [(lc.kernel, lc.counts, lc.kernel_ms) for lc in launches] == \
+               [(lc.kernel, lc.counts, lc.kernel_ms) for lc in other_launches]
+    # as ncu's default --cache-control all (test_memory_timing checks what it does)
+    dev = V.sim_device()
+    assert (dev.name, dev.default_engine, dev.cache_control) == ("sim:h100", "timed-block", "all")

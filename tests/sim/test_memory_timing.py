@@ -424,6 +424,24 @@ def test_flush_caches_starts_the_l2_empty(h100):
     assert cold.extra["dram_bytes"] > 0 and cold.cycles > warm.cycles
 
 
+def test_cache_control_all_starts_every_launch_with_an_empty_l2(h100):
+    """As ncu --cache-control all: each launch reads its data from DRAM again, and
+    takes what a launch after flush_caches() takes; "none" keeps the L2 warm."""
+    n = 4096
+    src, dst = h100.to_device(np.arange(n, dtype=np.int32)), h100.zeros(n, np.int32)
+    h100.flush_caches()
+    first = h100.launch(copy, 16, 256, src, dst, n, engine="timed-block")
+    assert h100.cache_control == "none"
+    assert h100.launch(copy, 16, 256, src, dst, n, engine="timed-block").extra["dram_bytes"] == 0
+    h100.cache_control = "all"
+    again = [h100.launch(copy, 16, 256, src, dst, n, engine="timed-block") for _ in range(2)]
+    for r in again:
+        assert r.extra["dram_bytes"] == first.extra["dram_bytes"] > 0
+        assert r.cycles == first.cycles
+    with pytest.raises(ValueError, match="cache_control must be one of"):
+        h100.cache_control = "cold"
+
+
 def _half_sms(ms):
     """An SM beside each half of a split L2."""
     return ms.sm_half.index(0), ms.sm_half.index(1)
