@@ -172,6 +172,31 @@ _HELPER_BODIES = {
 }
 
 
+# A fresh load (simgpu.ir.fresh): relaxed at device scope, so the compiler issues it as
+# written (no store-to-load forwarding) and it reads the L2, where every SM's stores
+# meet.  Generic addressing: the pointer may be global or shared.  By element type:
+# (PTX type, register constraint, C register type).
+_FRESH_LOADS = {
+    1: ("b8", "h", "unsigned short"), 2: ("b16", "h", "unsigned short"),
+    4: ("b32", "r", "unsigned int"), 8: ("b64", "l", "unsigned long long"),
+}
+
+
+def fresh_load_source(t: ScalarType) -> str:
+    """The C definition of ``ld_fresh_<t>(const T* p)``."""
+    T = t.c_name
+    if t.is_float:
+        ptx, reg = ("f32", "f") if t.bits == 32 else ("f64", "d")
+        return (f"static __device__ __forceinline__ {T} ld_fresh_{t.name}(const {T}* p) "
+                f"{{ {T} v; asm volatile(\"ld.relaxed.gpu.{ptx} %0, [%1];\" : \"={reg}\"(v) "
+                f": \"l\"(p) : \"memory\"); return v; }}")
+    ptx, reg, R = _FRESH_LOADS[t.bits // 8]
+    value = "(r & 1) != 0" if t.is_bool else f"({T})(uint8_t)r" if t.bits == 8 else f"({T})r"
+    return (f"static __device__ __forceinline__ {T} ld_fresh_{t.name}(const {T}* p) "
+            f"{{ {R} r; asm volatile(\"ld.relaxed.gpu.{ptx} %0, [%1];\" : \"={reg}\"(r) "
+            f": \"l\"(p) : \"memory\"); return {value}; }}")
+
+
 def helper_source(name: str) -> str:
     """The C definition of prelude helper ``name`` (``add_i32``, ``min_u64``, ...)."""
     op, tname = _HELPER_RE.match(name).groups()
@@ -306,6 +331,7 @@ class CudaRenderer:
 
     def __init__(self):
         self.helpers: set = set()         # prelude helpers used so far
+        self.fresh_types: set = set()     # element types of the fresh loads so far
         self.functions: list = []         # [(ir.Function, C name)] device functions, callees first
         self.kernel_names: set = set()
         self.lines: list = []
@@ -344,6 +370,12 @@ class CudaRenderer:
                         "// (undefined on overflow in C), so it is done in the unsigned twin type;\n"
                         "// MIN / -1 is MIN and MIN % -1 is 0; min/max read each operand once.")
             head.extend(helper_source(h) for h in sorted(self.helpers, key=_helper_order))
+            head.append("")
+        if self.fresh_types:
+            head.append("// Loads after this thread's store to the same array: C would let the\n"
+                        "// compiler forward the stored value; the kernel language reads memory,\n"
+                        "// where another thread may have written since (see simgpu.ir.fresh).")
+            head.extend(fresh_load_source(t) for t in sorted(self.fresh_types, key=lambda t: t.name))
             head.append("")
         return "\n".join(head + bodies)
 
@@ -543,7 +575,11 @@ class CudaRenderer:
         return f"(int32_t){e.name}.{e.dim}"     # unsigned in CUDA, i32 in the kernel language
 
     def expr_Load(self, e):
-        return f"{self.names[e.array.name]}[{_bare(self.expr(e.index))}]"
+        element = f"{self.names[e.array.name]}[{_bare(self.expr(e.index))}]"
+        if e.fresh:
+            self.fresh_types.add(e.array.type.elem)
+            return f"ld_fresh_{e.array.type.elem.name}(&{element})"
+        return element
 
     def expr_Binary(self, e):
         return self.binary_text(e.op, e.type, self.expr(e.left), self.expr(e.right), e.loc,

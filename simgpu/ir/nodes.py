@@ -66,6 +66,7 @@ class ArrayRef:
 class Load(Expr):
     array: ArrayRef = None
     index: Expr = None
+    fresh: bool = False      # follows this thread's store to the array: see simgpu.ir.fresh
 
 
 @dataclass(frozen=True)

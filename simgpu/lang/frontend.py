@@ -13,6 +13,7 @@ import linecache
 import textwrap
 
 from ..ir import nodes as ir
+from ..ir.fresh import mark_fresh_loads
 from ..ir.ops import (ATOMIC_TYPES, INT_ONLY, PY_BINARY, PY_COMPARE, PY_UNARY,
                       AtomicOp, BinaryOp, CompareOp, LogicalOp, UnaryOp)
 from ..ir.types import (SCALAR_TYPES, ArrayType, ScalarType, boolean, common_type,
@@ -128,10 +129,10 @@ class FunctionBuilder(ast.NodeVisitor):
         if ret is not None and not (stmts and isinstance(stmts[-1], ir.Return)):
             raise self.syntax_error(fn.body[-1], f"device function '{fn.name}' returns {ret} "
                                     "and must end with a 'return' statement")
-        return ir.Function(
+        return mark_fresh_loads(ir.Function(
             name=fn.name, params=tuple(ir.Param(n, t) for n, t in params.items()),
             return_type=ret, body=tuple(stmts), locals=tuple(self.scope.locals.items()),
-            shared=tuple(self.scope.shared.items()), is_kernel=self.is_kernel, loc=self.loc(fn))
+            shared=tuple(self.scope.shared.items()), is_kernel=self.is_kernel, loc=self.loc(fn)))
 
     def block(self, stmts, top=False) -> list:
         out = []

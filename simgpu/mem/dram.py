@@ -158,9 +158,11 @@ class MemorySystem:
             hit = self._where_cache[chunk] = (chunk % self.n, page % self.banks, page // self.banks)
         return hit
 
-    def access(self, kind: str, addresses, sizes, t: float, sm: int = 0) -> float:
+    def access(self, kind: str, addresses, sizes, t: float, sm: int = 0, *,
+               l1: bool = True) -> float:
         """Serve one warp instruction's transactions issued at cycle ``t`` by SM ``sm``;
-        return when its data is back.
+        return when its data is back.  ``l1=False``: a load that passes the L1 by
+        (a fresh load, simgpu.ir.fresh: relaxed at device scope, read at the L2).
 
         ``addresses`` and ``sizes`` are lists of ints (or int arrays): a warp
         instruction has at most 32 transactions, so plain Python beats numpy's
@@ -171,7 +173,7 @@ class MemorySystem:
         if self.l2 is not None:
             if kind == "atomic":
                 return self._l2_atomic(addresses, t)
-            return self._access_cached(kind, addresses, sizes, t, sm)
+            return self._access_cached(kind, addresses, sizes, t, sm, l1)
         arrive = t + self.half_trip
         by_part: dict = {}
         done = t
@@ -193,7 +195,8 @@ class MemorySystem:
         self.drained = max(self.drained, done)
         return done
 
-    def _access_cached(self, kind: str, addresses, sizes, t: float, sm: int) -> float:
+    def _access_cached(self, kind: str, addresses, sizes, t: float, sm: int,
+                       use_l1: bool = True) -> float:
         """Loads and stores through the L1 (loads only) and the L2.
 
         Where the L2 is split, a load looks in the half beside its SM first: a hit
@@ -203,7 +206,7 @@ class MemorySystem:
         the home half, which keeps the written data; a copy of it in the writer's half
         stays (it is current), one in the other half is dropped."""
         load = kind == "load"
-        l1 = self.l1[sm] if load and self.l1 else None
+        l1 = self.l1[sm] if load and use_l1 and self.l1 else None
         l2, l2_free, per_cycle, l2_latency = self.l2, self.l2_free, self.l2_bytes_per_cycle, self.l2_latency
         dir_free = self.l2_free_dir[load]
         dir_per_cycle = self.l2_load_per_cycle if load else self.l2_store_per_cycle

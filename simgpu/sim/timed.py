@@ -219,8 +219,9 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 issued += extra
             return max(ready, issued + shared_latency)
         kind = event.kind
+        l1 = not (kind == "load" and event.node.fresh)     # fresh loads read at the L2
         for addresses, sizes in traffic.add_timed(event):
-            back = memory.access(kind, addresses, sizes, issued, sm.index)
+            back = memory.access(kind, addresses, sizes, issued, sm.index, l1=l1)
             if kind != "store" and back > ready:   # loads and atomics wait for their data
                 ready = back
         return ready

@@ -315,6 +315,41 @@ def double(a: Array[i32], out: Array[i32], n: i32):
         out[auto] += 1
 
 
+@kernel
+def fresh_loads(i8s: Array[i8], i16s: Array[i16], i32s: Array[i32], i64s: Array[i64],
+                u8s: Array[u8], u16s: Array[u16], u32s: Array[u32], u64s: Array[u64],
+                f32s: Array[f32], f64s: Array[f64], bools: Array[boolean], n: i32):
+    """Each array holds 2n values: the first half takes the second's, and the loads that
+    read it back after the store (fresh: ld.relaxed.gpu, simgpu.ir.fresh) put it back,
+    negated or flipped through a shared array, in the second half."""
+    swap = shared_array(i64, BLOCK)
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    if i < n:
+        i8s[i] = i8s[i + n]
+        i8s[i + n] = i8(-i8s[i])
+        i16s[i] = i16s[i + n]
+        i16s[i + n] = i16(-i16s[i])
+        i32s[i] = i32s[i + n]
+        i32s[i + n] = -i32s[i]
+        i64s[i] = i64s[i + n]
+        swap[threadIdx.x] = i64s[i]
+        i64s[i + n] = -swap[threadIdx.x]
+        u8s[i] = u8s[i + n]
+        u8s[i + n] = u8(~u8s[i])
+        u16s[i] = u16s[i + n]
+        u16s[i + n] = u16(~u16s[i])
+        u32s[i] = u32s[i + n]
+        u32s[i + n] = ~u32s[i]
+        u64s[i] = u64s[i + n]
+        u64s[i + n] = ~u64s[i]
+        f32s[i] = f32s[i + n]
+        f32s[i + n] = -f32s[i]
+        f64s[i] = f64s[i + n]
+        f64s[i + n] = -f64s[i]
+        bools[i] = bools[i + n]
+        bools[i + n] = not bools[i]
+
+
 ALL = [elementwise, striding, atomics_i32, atomics_u32, atomics_i64, atomics_u64, atomics_float,
        block_sum, device_calls, hash_only, loops, scalar_types, select_logical, constants_64,
-       int_ops_i32, int_ops_i64, float_ops, thread_geometry, double]
+       int_ops_i32, int_ops_i64, float_ops, thread_geometry, double, fresh_loads]

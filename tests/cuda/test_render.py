@@ -323,6 +323,11 @@ def _differential_cases():
     yield K.striding, 2, 32, [xs64.copy(), rng.integers(0, n, n, dtype=np.int32), ys64, n]
     yield K.thread_geometry, (2, 3, 1), (4, 2, 3), [z(6 * 24, np.int32)]
     yield K.double, 4, 64, [xs32, z(n, np.int32), n]
+    halves = [np.concatenate([z(n, a.dtype), a]) for a in (
+        ints(np.int8, [-128]), ints(np.int16, [-32768]), xs32, xs64, ints(np.uint8, [255]),
+        ints(np.uint16, [0]), ints(np.uint32, [2**32 - 1]), ints(np.uint64, [2**64 - 1]),
+        fx, fd, rng.integers(0, 2, n).astype(bool))]
+    yield K.fresh_loads, 2, 128, halves + [n]
     for kern, dtype in ((K.atomics_i32, np.int32), (K.atomics_u32, np.uint32),
                         (K.atomics_i64, np.int64), (K.atomics_u64, np.uint64)):
         yield kern, 1, 1, [ints(dtype, [])[:10], z(10, dtype)]     # one thread: deterministic

@@ -676,8 +676,8 @@ def test_a_warps_first_global_load_reaches_memory_warp_first_load_ns_late(tmp_pa
     seen, cycles, stores = {}, {}, {}
     for ns in (0, 100):
         log = seen[ns] = []
-        monkeypatch.setattr(MemorySystem, "access", lambda self, kind, a, s, t, sm=0, log=log:
-                            (log.append((kind, t)), orig(self, kind, a, s, t, sm))[1])
+        monkeypatch.setattr(MemorySystem, "access", lambda self, kind, a, s, t, sm=0, log=log,
+                            **kw: (log.append((kind, t)), orig(self, kind, a, s, t, sm, **kw))[1])
         dev = variant("h100", tmp_path, warp_first_load_ns=ns)
         cycles[ns] = dev.launch(two_loads, 1, 32, dev.to_device(np.array([1, 0], np.int32)),
                                 dev.zeros(1, np.int32), engine="timed").cycles
