@@ -86,9 +86,11 @@ def available(ncu: str, metrics: list) -> tuple[list, list]:
     return has, [m for m in metrics if m not in has]
 
 
-def gpu(out: pathlib.Path, names: str) -> None:
+def under_ncu(out: pathlib.Path, metrics: list, child: list) -> None:
+    """Run ``python child...`` under ncu (each kernel after a cache flush), its CSV to
+    OUT/ncu.csv; OUT/gpu.json says the date, the GPU and the metrics it lacked."""
     ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
-    metrics, lacking = available(ncu, CACHE_METRICS + STALL_METRICS)
+    metrics, lacking = available(ncu, metrics)
     if lacking:
         print("ncu lacks, left out:", ", ".join(lacking), flush=True)
     (out / "gpu.json").write_text(json.dumps({
@@ -98,22 +100,39 @@ def gpu(out: pathlib.Path, names: str) -> None:
                                  text=True).stdout.strip()}))
     cmd = [ncu, "--clock-control", "none", "--csv", "--print-units", "base",
            "--metrics", ",".join(metrics), "--log-file", str(out / "ncu.csv"),
-           sys.executable, __file__, "--child", str(out), "--cases", names]
+           sys.executable, *child]
     subprocess.run(cmd, check=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
 
 
+def gpu(out: pathlib.Path, names: str) -> None:
+    under_ncu(out, CACHE_METRICS + STALL_METRICS,
+              [__file__, "--child", str(out), "--cases", names])
+
+
+def occurrences(kernels: list) -> list:
+    """[(kernel, r)]: each launch as the r-th launch of its kernel, so runs whose rounds
+    differ pair round by round (as cuda_backend.validate.pair_launches does)."""
+    seen: dict = {}
+    out = []
+    for k in kernels:
+        seen[k] = seen.get(k, -1) + 1
+        out.append((k, seen[k]))
+    return out
+
+
 def model(names: str) -> dict:
-    """{(case, k): (kernel, time us, l1 hit, l2 hit, DRAM MB)} on sim:h100 as the
-    validation runs it."""
+    """{(case, kernel, r): (time us, l1 hit, l2 hit, DRAM MB)} of the r-th launch of each
+    kernel, on sim:h100 as the validation runs it."""
     from cuda_backend.validate import sim_device
     rows = {}
     for case in selected(names):
-        _, reports = case.run(sim_device(), 0)
-        for k, r in enumerate(reports):
-            x = r.extra
-            rows[(case.name, k)] = (r.kernel, r.cycles / (sim_device().config.gpu.core_clock_mhz),
-                                    x.get("l1_hit_rate"), x.get("l2_hit_rate"),
-                                    x.get("dram_bytes", 0) / 1e6)
+        dev = sim_device()
+        _, reports = case.run(dev, 0)
+        for (kernel, r), rep in zip(occurrences([x.kernel for x in reports]), reports):
+            x = rep.extra
+            rows[(case.name, kernel, r)] = (rep.cycles / dev.config.gpu.core_clock_mhz,
+                                            x.get("l1_hit_rate"), x.get("l2_hit_rate"),
+                                            x.get("dram_bytes", 0) / 1e6)
     return rows
 
 
@@ -138,10 +157,10 @@ def report(out: pathlib.Path) -> str:
              "|---|---:|---|---:|---:|---|---|---|---:|---|"]
     at = 0
     for name, kernels in manifest:
-        for k, kernel in enumerate(kernels):
+        for k, (kernel, r) in enumerate(occurrences(kernels)):
             got_kernel, values = launches[at]
             at += 1
-            s_kernel, s_us, s_l1, s_l2, s_dram = sim.get((name, k), (kernel, *[np.nan] * 4))
+            s_us, s_l1, s_l2, s_dram = sim.get((name, kernel, r), [np.nan] * 4)
             hit1 = v(values, CACHE_METRICS[1])
             l1 = hit1 / max(hit1 + v(values, CACHE_METRICS[2]), 1)
             hit2 = v(values, CACHE_METRICS[3])
@@ -155,11 +174,15 @@ def report(out: pathlib.Path) -> str:
             top = ", ".join(f"{s} {x / total:.0%}" for x, s in stalls[:3])
             lines.append(
                 f"| {name} | {k} | {got_kernel} | {v(values, CACHE_METRICS[0]) / 1e3:.2f} | "
-                f"{s_us:.2f} | {l1:.0%} / {s_l1 or 0:.0%} | {l2:.0%} / {s_l2 or 0:.0%} | "
+                f"{s_us:.2f} | {l1:.0%} / {_pct(s_l1)} | {l2:.0%} / {_pct(s_l2)} | "
                 f"{dram:.2f} / {s_dram:.2f} | {busiest:.1f} | {top} |")
     if meta["lacking"]:
         lines += ["", "Metrics the GPU lacked (left out): " + ", ".join(meta["lacking"])]
     return "\n".join(lines)
+
+
+def _pct(x) -> str:
+    return "-" if x is None or x != x else f"{x:.0%}"
 
 
 def main(argv=None) -> int:

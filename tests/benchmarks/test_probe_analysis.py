@@ -155,3 +155,50 @@ def test_a_report_on_a_folder_without_the_runs_files_says_which(tmp_path):
         l2_fabric.report(tmp_path)
     with pytest.raises(SystemExit, match="has no first.npz"):
         first_access.report(tmp_path)
+
+
+HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",'
+          '"Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit",'
+          '"Metric Value"\n')
+
+
+def ncu_rows(launches) -> str:
+    """An ncu CSV with ``launches`` = [(kernel, {metric: value})]."""
+    lines = [HEADER]
+    for k, (kernel, values) in enumerate(launches):
+        for metric, value in values.items():
+            lines.append(f'"{k}","1","python","h","{kernel}","1","7","(256, 1, 1)","(1, 1, 1)",'
+                         f'"0","9.0","Command line profiler metrics","{metric}","","{value}"\n')
+    return "".join(lines)
+
+
+def test_kernel_counters_pairs_launches_by_occurrence_and_reads_the_rates(tmp_path):
+    """A GPU run with one round more than the model: its extra launches get no model
+    figures, the others their own kernel's (not the one at the same position)."""
+    import kernel_counters as KC
+    assert KC.occurrences(["a", "b", "a", "c"]) == [("a", 0), ("b", 0), ("a", 1), ("c", 0)]
+    values = {"gpu__time_duration.sum": "20000",
+              "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum": "3",
+              "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum": "1",
+              "lts__t_sectors_srcunit_tex_lookup_hit.sum": "1",
+              "lts__t_sectors_srcunit_tex_lookup_miss.sum": "1",
+              "smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct": "60",
+              "smsp__warp_issue_stalled_barrier_per_warp_active.pct": "20"}
+    (tmp_path / "ncu.csv").write_text(ncu_rows([("wylie_single_block", values)] * 2))
+    (tmp_path / "manifest.json").write_text(json.dumps(
+        [["wylie-single-block", ["wylie_single_block", "wylie_single_block"]]]))
+    (tmp_path / "gpu.json").write_text(json.dumps({"date": "d", "device": "GPU", "lacking": []}))
+    rows = [line for line in KC.report(tmp_path).splitlines() if "| wylie_single_block |" in line]
+    first, extra = rows
+    assert "| 20.00 |" in first and "75% /" in first and "50% /" in first
+    assert "long_scoreboard 75%, barrier 25%" in first
+    assert "| nan |" in extra and "75% / -" in extra
+
+
+def test_hook_stores_table_gives_each_variant_over_the_loads():
+    import hook_stores as HS
+    sim = {(v, g): (2.0 * (1 + k), 100, 10) for g in HS.GRIDS for k, v in enumerate(HS.VARIANTS)}
+    gpu = {(v, g): 4.0 * (1 + k) for g in HS.GRIDS for k, v in enumerate(HS.VARIANTS)}
+    text = HS.table(sim, gpu, {"device": "GPU", "date": "d"})
+    assert "| store_same | 128 | 4 | 100 | 12.00 (3.00) | 6.00 (3.00) | 0.50 |" in text
+    assert "| loads | 512 | 1 | 100 | 4.00 (1.00) | 2.00 (1.00) | 0.50 |" in text

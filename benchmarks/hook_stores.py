@@ -1,0 +1,179 @@
+"""What Shiloach-Vishkin's hooking pays for its stores on the GPU, and in the model.
+
+The validation finds ``sv2_hook`` 3x slower on the H100 than in the model in its first
+rounds, where most edges hook and store, while ``sv3_hook_stagnant``, the same loads
+with almost no stores, agrees (docs/validation.md).  Here the hooking's loads run
+as ``sv2_hook`` does them (an edge, its endpoints' parents, a grandparent) on the
+first round's state (every vertex its own parent) of the validation's graph
+(2^14 vertices, 2^16 random edges, both directions), with what follows a hook:
+
+* ``loads``: nothing stored but the result, coalesced (``out[k] = dj``);
+* ``store_other``: ``X[di] = dj``, a random store to an array no one loads;
+* ``store_same``: ``D[di] = dj``, the same store into the array the others load;
+* ``hook``: ``sv2_hook`` itself (that store, the fresh read-back, ``Q[D[di]] = s``).
+
+Each on 128 blocks of 256 threads (four edges a thread, as the algorithm launches
+it) and on 512 (one edge a thread), timed by Nsight Compute after a cache flush,
+and on ``sim:h100`` as the validation runs it (an empty L2 at each launch).
+
+    python benchmarks/hook_stores.py --gpu OUT          # under ncu, files to OUT
+    python benchmarks/hook_stores.py --report OUT [--md F.md]   # with the model's side
+    python benchmarks/hook_stores.py --sim              # the model's side alone
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import kernel_counters  # noqa: E402  (running a child under ncu)
+import table_out  # noqa: E402
+
+from algorithms.connected_components.kernels import LOW32, sv2_hook  # noqa: E402
+from simgpu.lang import Array, blockDim, blockIdx, gridDim, i32, i64, kernel, threadIdx  # noqa: E402
+
+
+@kernel
+def loads(E: Array[i64], D: Array[i32], X: Array[i32], out: Array[i32], m: i32):
+    for k in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, m, i64(gridDim.x) * blockDim.x):
+        e = E[k]
+        i = i32(e >> 32)
+        j = i32(e & LOW32)
+        di = D[i]
+        ddi = D[di]
+        dj = D[j]
+        if di == ddi and dj < di:
+            out[k] = dj
+
+
+@kernel
+def store_other(E: Array[i64], D: Array[i32], X: Array[i32], out: Array[i32], m: i32):
+    for k in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, m, i64(gridDim.x) * blockDim.x):
+        e = E[k]
+        i = i32(e >> 32)
+        j = i32(e & LOW32)
+        di = D[i]
+        ddi = D[di]
+        dj = D[j]
+        if di == ddi and dj < di:
+            X[di] = dj
+
+
+@kernel
+def store_same(E: Array[i64], D: Array[i32], X: Array[i32], out: Array[i32], m: i32):
+    for k in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, m, i64(gridDim.x) * blockDim.x):
+        e = E[k]
+        i = i32(e >> 32)
+        j = i32(e & LOW32)
+        di = D[i]
+        ddi = D[di]
+        dj = D[j]
+        if di == ddi and dj < di:
+            D[di] = dj
+
+
+VARIANTS = ["loads", "store_other", "store_same", "hook"]
+GRIDS = [128, 512]
+BLOCK = 256
+N_LOG2, M_LOG2 = 14, 16
+
+
+def launches(dev):
+    """[(variant, grid, LaunchReport)] on ``dev``, each launch on the first round's D."""
+    from algorithms import generators
+    from algorithms.connected_components.shiloach_vishkin import prepare_edges
+    n, edges = generators.uniform_random_graph(1 << N_LOG2, seed=0, m=1 << M_LOG2)
+    E = dev.to_device(prepare_edges(n, edges))
+    m = E.size
+    out = []
+    for grid in GRIDS:
+        for name in VARIANTS:
+            D = dev.to_device(np.arange(n, dtype=np.int32))
+            X, Q = dev.to_device(np.arange(n, dtype=np.int32)), dev.zeros(n, np.int32)
+            if name == "hook":
+                rep = dev.launch(sv2_hook, grid, BLOCK, E, D, Q, 1, m)
+            else:
+                rep = dev.launch(globals()[name], grid, BLOCK, E, D, X, dev.zeros(m, np.int32), m)
+            out.append((name, grid, rep))
+    return out
+
+
+def child(out: pathlib.Path) -> None:
+    import simgpu
+    done = launches(simgpu.get_device("cuda"))
+    (out / "manifest.json").write_text(json.dumps([[name, grid] for name, grid, _ in done]))
+
+
+def model() -> dict:
+    from cuda_backend.validate import sim_device
+    dev = sim_device()
+    mhz = dev.config.gpu.core_clock_mhz
+    return {(name, grid): (rep.cycles / mhz, rep.stores.requests, rep.loads.requests)
+            for name, grid, rep in launches(dev)}
+
+
+def table(sim: dict, gpu: dict | None, meta: dict | None) -> str:
+    head = ("Hooking's stores: " + (f"{meta['device']} (ncu after a cache flush, "
+            f"{meta['date']}) against " if meta else "")
+            + "sim:h100 (timed-block, an empty L2 at each launch), "
+              "`python benchmarks/hook_stores.py`; each variant's time over `loads` on the "
+              "same grid in brackets.")
+    lines = [head, "", "| variant | blocks | edges a thread | store requests (sim) | "
+             + ("GPU us | " if gpu else "") + "sim us |" + (" sim / GPU |" if gpu else ""),
+             "|---|---:|---:|---:|" + ("---:|" if gpu else "") + "---:|" + ("---:|" if gpu else "")]
+    for grid in GRIDS:
+        for name in VARIANTS:
+            s_us, stores, _ = sim[(name, grid)]
+            s_base = sim[("loads", grid)][0]
+            row = f"| {name} | {grid} | {-(-(2 << M_LOG2) // (grid * BLOCK))} | {stores:,} | "
+            if gpu:
+                g_us, g_base = gpu[(name, grid)], gpu[("loads", grid)]
+                row += f"{g_us:.2f} ({g_us / g_base:.2f}) | "
+            row += f"{s_us:.2f} ({s_us / s_base:.2f}) |"
+            if gpu:
+                row += f" {s_us / g_us:.2f} |"
+            lines.append(row)
+    return "\n".join(lines)
+
+
+def report(out: pathlib.Path) -> str:
+    from cuda_backend import ncu_csv
+    table_out.need(out, "manifest.json", "ncu.csv", "gpu.json")
+    manifest = json.loads((out / "manifest.json").read_text())
+    rows = ncu_csv.parse_csv((out / "ncu.csv").read_text())
+    if len(rows) != len(manifest):
+        raise SystemExit(f"ncu saw {len(rows)} launches, the child made {len(manifest)}")
+    gpu = {(name, grid): float(values["gpu__time_duration.sum"]) / 1e3
+           for (name, grid), (_, values) in zip(manifest, rows)}
+    return table(model(), gpu, json.loads((out / "gpu.json").read_text()))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--gpu", type=pathlib.Path, help="run the variants under ncu, files here")
+    ap.add_argument("--child", type=pathlib.Path, help=argparse.SUPPRESS)
+    ap.add_argument("--report", type=pathlib.Path, help="folder of a --gpu run")
+    ap.add_argument("--sim", action="store_true", help="the model's side alone")
+    ap.add_argument("--md", help="with --report or --sim: also write the table here")
+    args = ap.parse_args(argv)
+    if args.child:
+        return child(args.child) or 0
+    if args.gpu:
+        args.gpu.mkdir(parents=True, exist_ok=True)
+        kernel_counters.under_ncu(args.gpu, ["gpu__time_duration.sum"],
+                                  [__file__, "--child", str(args.gpu)])
+        return 0
+    if args.report:
+        return table_out.emit(report(args.report), args.md)
+    if args.sim:
+        return table_out.emit(table(model(), None, None), args.md)
+    ap.error("give --gpu OUT, --report OUT or --sim")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
