@@ -78,6 +78,16 @@ def store_same(E: Array[i64], D: Array[i32], X: Array[i32], out: Array[i32], m: 
 
 
 VARIANTS = ["loads", "store_other", "store_same", "hook"]
+# What ncu reads besides the time: where the sectors went (the link between the L2's
+# halves: a far load's data or a store homed across), and the caches' hits.
+METRICS = ["gpu__time_duration.sum",
+           "lts__t_sectors_srcunit_ltcfabric_op_read.sum",
+           "lts__t_sectors_srcunit_ltcfabric_op_write.sum",
+           "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum",
+           "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum",
+           "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum",
+           "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum",
+           "lts__ltcfabric2lts_cycles_stalled.sum"]
 GRIDS = [128, 512]
 BLOCK = 256
 N_LOG2, M_LOG2 = 14, 16
@@ -113,31 +123,49 @@ def model() -> dict:
     from cuda_backend.validate import sim_device
     dev = sim_device()
     mhz = dev.config.gpu.core_clock_mhz
-    return {(name, grid): (rep.cycles / mhz, rep.stores.requests, rep.loads.requests)
+    return {(name, grid): (rep.cycles / mhz, rep.stores.requests, rep.extra.get("l2_fabric_bytes", 0) / 32,
+                           rep.extra.get("l1_hit_rate"), rep.extra.get("l2_hit_rate"))
             for name, grid, rep in launches(dev)}
 
 
 def table(sim: dict, gpu: dict | None, meta: dict | None) -> str:
+    """sim: {(variant, grid): (us, store requests, fabric sectors, L1 hit, L2 hit)};
+    gpu: {(variant, grid): {metric: value}} as ncu read them."""
     head = ("Hooking's stores: " + (f"{meta['device']} (ncu after a cache flush, "
             f"{meta['date']}) against " if meta else "")
             + "sim:h100 (timed-block, an empty L2 at each launch), "
               "`python benchmarks/hook_stores.py`; each variant's time over `loads` on the "
-              "same grid in brackets.")
-    lines = [head, "", "| variant | blocks | edges a thread | store requests (sim) | "
-             + ("GPU us | " if gpu else "") + "sim us |" + (" sim / GPU |" if gpu else ""),
-             "|---|---:|---:|---:|" + ("---:|" if gpu else "") + "---:|" + ("---:|" if gpu else "")]
+              "same grid in brackets; fabric: sectors that crossed between the L2's "
+              "halves (GPU: read / written by the far half's requests).")
+    cols = ["variant", "blocks", "edges a thread", "store requests (sim)"]
+    cols += ["GPU us", "sim us", "sim / GPU", "fabric sectors GPU", "fabric sectors sim",
+             "L1 hit GPU / sim", "L2 read hit GPU", "fabric stalled cycles GPU"] if gpu else \
+        ["sim us", "fabric sectors sim", "L1 hit sim"]
+    lines = [head, "", "| " + " | ".join(cols) + " |",
+             "|---|" + "---:|" * (len(cols) - 1)]
+
+    def v(values, metric):
+        return float(values.get(metric, "nan"))
+
     for grid in GRIDS:
         for name in VARIANTS:
-            s_us, stores, _ = sim[(name, grid)]
+            s_us, stores, s_fabric, s_l1, _ = sim[(name, grid)]
             s_base = sim[("loads", grid)][0]
-            row = f"| {name} | {grid} | {-(-(2 << M_LOG2) // (grid * BLOCK))} | {stores:,} | "
+            row = [name, str(grid), str(-(-(2 << M_LOG2) // (grid * BLOCK))), f"{stores:,}"]
+            s_cell = f"{s_us:.2f} ({s_us / s_base:.2f})"
             if gpu:
-                g_us, g_base = gpu[(name, grid)], gpu[("loads", grid)]
-                row += f"{g_us:.2f} ({g_us / g_base:.2f}) | "
-            row += f"{s_us:.2f} ({s_us / s_base:.2f}) |"
-            if gpu:
-                row += f" {s_us / g_us:.2f} |"
-            lines.append(row)
+                g = gpu[(name, grid)]
+                g_us = v(g, METRICS[0]) / 1e3
+                g_base = v(gpu[("loads", grid)], METRICS[0]) / 1e3
+                hit1, miss1 = v(g, METRICS[5]), v(g, METRICS[6])
+                hit2, miss2 = v(g, METRICS[3]), v(g, METRICS[4])
+                row += [f"{g_us:.2f} ({g_us / g_base:.2f})", s_cell, f"{s_us / g_us:.2f}",
+                        f"{v(g, METRICS[1]):,.0f} / {v(g, METRICS[2]):,.0f}", f"{s_fabric:,.0f}",
+                        f"{hit1 / max(hit1 + miss1, 1):.0%} / {s_l1 or 0:.0%}",
+                        f"{hit2 / max(hit2 + miss2, 1):.0%}", f"{v(g, METRICS[7]):,.0f}"]
+            else:
+                row += [s_cell, f"{s_fabric:,.0f}", f"{s_l1 or 0:.0%}"]
+            lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
 
@@ -148,8 +176,7 @@ def report(out: pathlib.Path) -> str:
     rows = ncu_csv.parse_csv((out / "ncu.csv").read_text())
     if len(rows) != len(manifest):
         raise SystemExit(f"ncu saw {len(rows)} launches, the child made {len(manifest)}")
-    gpu = {(name, grid): float(values["gpu__time_duration.sum"]) / 1e3
-           for (name, grid), (_, values) in zip(manifest, rows)}
+    gpu = {(name, grid): values for (name, grid), (_, values) in zip(manifest, rows)}
     return table(model(), gpu, json.loads((out / "gpu.json").read_text()))
 
 
@@ -165,7 +192,7 @@ def main(argv=None) -> int:
         return child(args.child) or 0
     if args.gpu:
         args.gpu.mkdir(parents=True, exist_ok=True)
-        kernel_counters.under_ncu(args.gpu, ["gpu__time_duration.sum"],
+        kernel_counters.under_ncu(args.gpu, METRICS,
                                   [__file__, "--child", str(args.gpu)])
         return 0
     if args.report:

@@ -197,8 +197,14 @@ def test_kernel_counters_pairs_launches_by_occurrence_and_reads_the_rates(tmp_pa
 
 def test_hook_stores_table_gives_each_variant_over_the_loads():
     import hook_stores as HS
-    sim = {(v, g): (2.0 * (1 + k), 100, 10) for g in HS.GRIDS for k, v in enumerate(HS.VARIANTS)}
-    gpu = {(v, g): 4.0 * (1 + k) for g in HS.GRIDS for k, v in enumerate(HS.VARIANTS)}
+    sim = {(v, g): (2.0 * (1 + k), 100, 64, 0.5, 0.7)
+           for g in HS.GRIDS for k, v in enumerate(HS.VARIANTS)}
+    gpu = {(v, g): {"gpu__time_duration.sum": str(4000 * (1 + k)),
+                    "lts__t_sectors_srcunit_ltcfabric_op_read.sum": "300",
+                    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum": "1",
+                    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum": "3"}
+           for g in HS.GRIDS for k, v in enumerate(HS.VARIANTS)}
     text = HS.table(sim, gpu, {"device": "GPU", "date": "d"})
-    assert "| store_same | 128 | 4 | 100 | 12.00 (3.00) | 6.00 (3.00) | 0.50 |" in text
+    assert "| store_same | 128 | 4 | 100 | 12.00 (3.00) | 6.00 (3.00) | 0.50 | 300 / nan | 64 | 25% / 50% |" in text
     assert "| loads | 512 | 1 | 100 | 4.00 (1.00) | 2.00 (1.00) | 0.50 |" in text
+    assert "| hook | 512 | 1 | 100 | 8.00 (4.00) | 64 | 50% |" in HS.table(sim, None, None)
