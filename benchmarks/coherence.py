@@ -1,0 +1,208 @@
+"""What a load waits for while other warps store: across the L2's halves, into the same
+sectors, on the same SM.  The costs ``benchmarks/hook_stores.py`` points at, one at a
+time.  Needs a GPU and CuPy: ``python benchmarks/coherence.py --child OUT``, then
+``--report OUT``.
+
+One thread on SM 0 chases a random cycle of 2^14 nodes, timing each dependent load
+with clock64() as ``benchmarks/l2_halves.py`` does.  A node is two words: the even one
+holds the next node, the odd one nothing the chase reads, so others can store into
+the chase's own sectors without changing its path.  Meanwhile every block on a
+*writer* SM works until the chase is done (or a bound is reached):
+
+* through the L2 (``ld.global.cg``, all 2^14 nodes): no writer; the SMs of SM 0's
+  half, or of the other half (``docs/results/l2-halves-h100.json``), storing random
+  words into another array, or into the odd words of the chase's nodes;
+* through the L1 (``ld.global.ca``, a cycle of 1,024 of the nodes; its second lap,
+  which the first put in the L1): no writer; SM 0's other blocks storing random words
+  into another array or into the chase's sectors; every other SM storing into the
+  chase's sectors; SM 0's other blocks, one warp each, loading a cold 128-B line and
+  storing into it at once (the store meets the line's fill in flight), or into the
+  next line.
+
+Before each timed launch the chase runs once alone (warm).  The kernel is raw CUDA
+(``%smid``, clock64() and the roles are no part of simgpu's kernel language): this
+measures the hardware.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import table_out  # noqa: E402
+
+HALVES = pathlib.Path(__file__).resolve().parents[1] / "docs" / "results" / "l2-halves-h100.json"
+NODES = 1 << 14
+STEPS = 2048
+SMALL = 1024                  # nodes in the L1 cases' cycle: two laps of it
+BIG = 16 << 20                # ints in the other array (64 MiB): cold lines for modes 2, 3
+MAX_ROUNDS = 1 << 16          # a writer stops by itself after this many stores a thread
+
+SOURCE = r"""
+extern "C" __global__ void probe(int* nodes, int* other, const int* writer_sm, int mode,
+                                 int l1, int start, int steps, int* claim, long long* lat,
+                                 long long* stores, volatile int* done, int* sink) {
+    unsigned smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    __shared__ int chaser_block;
+    if (smid == 0) {                                  // the first block on SM 0 chases
+        if (threadIdx.x == 0) chaser_block = atomicCAS(claim, 0, 1) == 0;
+        __syncthreads();
+    }
+    if (smid == 0 && chaser_block) {
+        if (threadIdx.x != 0) return;                 // its thread 0 alone
+        __shared__ long long took[2048];
+        long long t = clock64();
+        while (clock64() - t < 40000) { }             // ~20 us: let the writers start
+        int j = start;
+        for (int k = 0; k < steps; k++) {
+            long long t0 = clock64();
+            j = l1 ? __ldca(nodes + 2 * j) : __ldcg(nodes + 2 * j);
+            sink[1 + (k & 1)] = j;                     // uses j: the clock waits for it
+            took[k & 2047] = clock64() - t0;
+        }
+        __threadfence();
+        *done = 1;
+        if (lat != nullptr)
+            for (int k = 0; k < steps && k < 2048; k++) lat[k] = took[k];
+        sink[0] = j;
+        return;
+    }
+    if (!writer_sm[smid]) return;
+    unsigned x = 2654435761u * (blockIdx.x * blockDim.x + threadIdx.x + 1);
+    long long n = 0;
+    if (mode <= 1) {                                  // random stores, as fast as they go
+        int* into = mode == 1 ? nodes : other;
+        while (n < MAX_ROUNDS) {
+            for (int q = 0; q < 64; q++) {           // 64 stores between looks at the flag
+                x ^= x << 13; x ^= x >> 17; x ^= x << 5;   // xorshift
+                into[2 * (x % NODES) + 1] = (int)n;   // an odd word: the chase never reads it
+            }
+            n += 64;
+            if (*done) break;
+        }
+    } else {                                          // one warp a block: a cold line loaded,
+        if (threadIdx.x >= 32) return;                // then a store into it (2) or the next (3)
+        x = 2654435761u * (blockIdx.x + 1);           // the same line for the whole warp
+        int acc = 0;
+        while (n < MAX_ROUNDS) {
+            for (int q = 0; q < 16; q++) {
+                x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+                unsigned line = 32u * (x % (BIG / 64));
+                acc += __ldca(other + line + threadIdx.x);
+                other[line + (mode == 3 ? 32 : 0) + threadIdx.x] = (int)n;
+            }
+            n += 16;
+            if (*done) break;
+        }
+        sink[3] = acc;
+    }
+    atomicAdd((unsigned long long*)stores, (unsigned long long)n);
+}
+""".replace("MAX_ROUNDS", str(MAX_ROUNDS)).replace("NODES", str(NODES)).replace("BIG", str(BIG))
+
+# (case, writer SMs, what they do (0: random stores into another array, 1: into the
+# chase's sectors, 2 and 3: below), whether the chase reads through the L1)
+CASES = [("none", None, 0, 0), ("other array, same half", "same", 0, 0),
+         ("other array, other half", "other", 0, 0), ("chase's sectors, same half", "same", 1, 0),
+         ("chase's sectors, other half", "other", 1, 0),
+         ("L1: none", None, 0, 1), ("L1: SM 0's other blocks, other array", "sm0", 0, 1),
+         ("L1: SM 0's other blocks, chase's sectors", "sm0", 1, 1),
+         ("L1: all other SMs, chase's sectors", "all", 1, 1),
+         ("L1: SM 0's other blocks, a warp each: a cold line loaded, a store into it", "sm0", 2, 1),
+         ("L1: SM 0's other blocks, a warp each: a cold line loaded, a store into the next", "sm0", 3, 1)]
+
+
+def child(out: pathlib.Path, repeats: int) -> None:
+    import cupy as cp
+    fn = cp.RawModule(code=SOURCE, options=("-std=c++17",)).get_function("probe")
+    sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+    halves = json.loads(HALVES.read_text())["summary"]
+    same = [s for s in halves["same_half_as_sm0"] if s != 0 and s < sms]
+    other = [s for s in halves["other_half"] if s < sms]
+    rng = np.random.default_rng(0)
+    order = rng.permutation(NODES).astype(np.int32)
+    words = np.zeros(2 * NODES, np.int32)
+    words[2 * order] = np.roll(order, -1)
+    # the L1 cases: a cycle of SMALL nodes spread over the same array, so the chase's
+    # second lap can hit the L1 that its first lap filled
+    ring = order[:SMALL]
+    small = np.zeros(2 * NODES, np.int32)
+    small[2 * ring] = np.roll(ring, -1)
+    spare = cp.zeros(BIG, cp.int32)
+    claim, done, sink = cp.zeros(1, cp.int32), cp.zeros(1, cp.int32), cp.zeros(4, cp.int32)
+    lat, stores = cp.zeros(STEPS, cp.int64), cp.zeros(1, cp.int64)
+    flush = cp.zeros(64 << 20, cp.int32)
+    nobody = cp.zeros(sms, cp.int32)
+    results = []
+    for name, half, mode, l1 in CASES:
+        role = np.zeros(sms, np.int32)
+        if half:
+            role[{"same": same, "other": other, "sm0": [0], "all": same + other}[half]] = 1
+        role_d = cp.asarray(role)
+        nodes = cp.asarray(small if l1 else words)
+        start = int(ring[0]) if l1 else 0
+        for r in range(repeats):
+            flush.fill(1)
+            int(flush.sum())
+            for timed in (False, True):                # warm: the chase alone, then timed
+                claim.fill(0), done.fill(0), stores.fill(0)
+                fn((8 * sms,), (256,), (nodes, spare, nobody if not timed else role_d,
+                                        np.int32(mode), np.int32(l1), np.int32(start),
+                                        np.int32(STEPS),
+                                        claim, lat, stores, done, sink))
+                cp.cuda.runtime.deviceSynchronize()
+            results.append({"case": name, "repeat": r, "writers": int(role.sum()), "l1": l1,
+                            "latency": cp.asnumpy(lat).tolist(), "stores": int(stores.get()[0])})
+            print(name, r, float(np.median(results[-1]["latency"])), results[-1]["stores"],
+                  flush=True)
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                          "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+    (out / "coherence.json").write_text(json.dumps(
+        {"device": smi, "date": datetime.date.today().isoformat(), "results": results}))
+
+
+def report(out: pathlib.Path) -> str:
+    table_out.need(out, "coherence.json")
+    data = json.loads((out / "coherence.json").read_text())
+    lines = [f"Coherence probe: `python benchmarks/coherence.py`, {data['device']}, "
+             f"{data['date']}; one thread on SM 0 chases {NODES:,} nodes through the L2 "
+             f"(`ld.global.cg`, {STEPS} dependent loads, clock64() cycles a load) while the "
+             "writer SMs store random words; each repeat after a flush and a warming chase. "
+             f"L1 cases: `ld.global.ca`, a cycle of {SMALL:,} of the nodes, its second lap.",
+             "", "| case | writer SMs | repeats | load median | mean | p90 | p99 | "
+             "stores (millions, per repeat) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, *_ in CASES:
+        runs = [r for r in data["results"] if r["case"] == name]
+        # the L1 cases: the second lap, whose loads the first lap put in the L1
+        lat = np.concatenate([r["latency"][SMALL if r.get("l1") else 0:] for r in runs])
+        lines.append(f"| {name} | {runs[0]['writers']} | {len(runs)} | {np.median(lat):.0f} | "
+                     f"{lat.mean():.0f} | {np.percentile(lat, 90):.0f} | "
+                     f"{np.percentile(lat, 99):.0f} | "
+                     f"{np.mean([r['stores'] for r in runs]) / 1e6:.1f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--child", type=pathlib.Path, help="run on the GPU, coherence.json here")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--report", type=pathlib.Path, help="folder of a --child run")
+    ap.add_argument("--md", help="with --report: also write the table here")
+    args = ap.parse_args(argv)
+    if args.child:
+        args.child.mkdir(parents=True, exist_ok=True)
+        return child(args.child, args.repeats) or 0
+    if args.report:
+        return table_out.emit(report(args.report), args.md)
+    ap.error("give --child OUT or --report OUT")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
