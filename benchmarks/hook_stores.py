@@ -39,7 +39,10 @@ from simgpu.lang import Array, blockDim, blockIdx, gridDim, i32, i64, kernel, th
 
 
 @kernel
-def loads(E: Array[i64], D: Array[i32], X: Array[i32], out: Array[i32], m: i32):
+def hook_variant(E: Array[i64], D: Array[i32], X: Array[i32], out: Array[i32], m: i32,
+                 variant: i32):
+    """sv2_hook's loads; then, where it would hook, 0: out[k] = dj (coalesced),
+    1: X[di] = dj (an array no one loads), 2: D[di] = dj (the array the others load)."""
     for k in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, m, i64(gridDim.x) * blockDim.x):
         e = E[k]
         i = i32(e >> 32)
@@ -48,33 +51,12 @@ def loads(E: Array[i64], D: Array[i32], X: Array[i32], out: Array[i32], m: i32):
         ddi = D[di]
         dj = D[j]
         if di == ddi and dj < di:
-            out[k] = dj
-
-
-@kernel
-def store_other(E: Array[i64], D: Array[i32], X: Array[i32], out: Array[i32], m: i32):
-    for k in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, m, i64(gridDim.x) * blockDim.x):
-        e = E[k]
-        i = i32(e >> 32)
-        j = i32(e & LOW32)
-        di = D[i]
-        ddi = D[di]
-        dj = D[j]
-        if di == ddi and dj < di:
-            X[di] = dj
-
-
-@kernel
-def store_same(E: Array[i64], D: Array[i32], X: Array[i32], out: Array[i32], m: i32):
-    for k in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, m, i64(gridDim.x) * blockDim.x):
-        e = E[k]
-        i = i32(e >> 32)
-        j = i32(e & LOW32)
-        di = D[i]
-        ddi = D[di]
-        dj = D[j]
-        if di == ddi and dj < di:
-            D[di] = dj
+            if variant == 0:
+                out[k] = dj
+            elif variant == 1:
+                X[di] = dj
+            else:
+                D[di] = dj
 
 
 VARIANTS = ["loads", "store_other", "store_same", "hook"]
@@ -108,7 +90,8 @@ def launches(dev):
             if name == "hook":
                 rep = dev.launch(sv2_hook, grid, BLOCK, E, D, Q, 1, m)
             else:
-                rep = dev.launch(globals()[name], grid, BLOCK, E, D, X, dev.zeros(m, np.int32), m)
+                rep = dev.launch(hook_variant, grid, BLOCK, E, D, X, dev.zeros(m, np.int32), m,
+                                 VARIANTS.index(name))
             out.append((name, grid, rep))
     return out
 
