@@ -10,8 +10,10 @@ the chase's own sectors without changing its path.  Meanwhile every block on a
 *writer* SM works until the chase is done (or a bound is reached):
 
 * through the L2 (``ld.global.cg``, all 2^14 nodes): no writer; the SMs of SM 0's
-  half, or of the other half (``docs/results/l2-halves-h100.json``), storing random
-  words into another array, or into the odd words of the chase's nodes;
+  half, or of the other half (measured first on the GPU at hand with
+  ``benchmarks/l2_halves.py``'s chase: a chip's SMs fall in the halves as its
+  floorsweeping left them), storing random words into another array, or into the
+  odd words of the chase's nodes;
 * through the L1 (``ld.global.ca``, a cycle of 1,024 of the nodes; its second lap,
   which the first put in the L1): no writer; SM 0's other blocks storing random words
   into another array or into the chase's sectors; every other SM storing into the
@@ -35,13 +37,15 @@ import sys
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import l2_halves  # noqa: E402  (which SMs share SM 0's half of the L2)
 import table_out  # noqa: E402
-
-HALVES = pathlib.Path(__file__).resolve().parents[1] / "docs" / "results" / "l2-halves-h100.json"
 NODES = 1 << 14
 STEPS = 2048
 SMALL = 1024                  # nodes in the L1 cases' cycle: two laps of it
 BIG = 16 << 20                # ints in the other array (64 MiB): cold lines for modes 2, 3
+WARM_LINES = 1 << 16          # 8 MiB of lines: in the L2 for fill_meets_store's warm case
+FILL_ITERS = 1024
+FILL_MODES = ["no store", "store into the line", "store into the next line"]
 MAX_ROUNDS = 1 << 16          # a writer stops by itself after this many stores a thread
 
 SOURCE = r"""
@@ -105,6 +109,30 @@ extern "C" __global__ void probe(int* nodes, int* other, const int* writer_sm, i
     }
     atomicAdd((unsigned long long*)stores, (unsigned long long)n);
 }
+
+// One warp loads random 128-B lines through the L1 (each a miss) and, before it uses
+// the data, stores into the same line (mode 1), into the neighbouring line (mode 2) or
+// nowhere (mode 0); each iteration timed from the load to the data's use.
+extern "C" __global__ void fill_meets_store(int* lines, int count, int mode, int iters,
+                                             long long* lat, int* sink) {
+    if (blockIdx.x != 0 || threadIdx.x >= 32) return;
+    __shared__ int used[32];
+    unsigned x = 12345u;
+    int acc = 0;
+    for (int k = 0; k < iters; k++) {
+        x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+        unsigned at = x % count;
+        long long t0 = clock64();
+        int v = __ldca(lines + 32 * at + threadIdx.x);
+        if (mode == 1) lines[32 * at + threadIdx.x] = k;
+        else if (mode == 2) lines[32 * (at ^ 1u) + threadIdx.x] = k;
+        acc += v;
+        used[threadIdx.x] = acc;                      // waits for the load's data
+        long long t1 = clock64();
+        if (threadIdx.x == 0) lat[k] = t1 - t0;
+    }
+    sink[0] = acc + used[0];
+}
 """.replace("MAX_ROUNDS", str(MAX_ROUNDS)).replace("NODES", str(NODES)).replace("BIG", str(BIG))
 
 # (case, writer SMs, what they do (0: random stores into another array, 1: into the
@@ -123,9 +151,9 @@ def child(out: pathlib.Path, repeats: int) -> None:
     import cupy as cp
     fn = cp.RawModule(code=SOURCE, options=("-std=c++17",)).get_function("probe")
     sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
-    halves = json.loads(HALVES.read_text())["summary"]
-    same = [s for s in halves["same_half_as_sm0"] if s != 0 and s < sms]
-    other = [s for s in halves["other_half"] if s < sms]
+    same, other = l2_halves.sm_halves()       # this GPU's: another H100 may differ
+    same = [s for s in same if s != 0]
+    print(f"SM 0's half: {len(same) + 1} SMs; the other: {len(other)}", flush=True)
     rng = np.random.default_rng(0)
     order = rng.permutation(NODES).astype(np.int32)
     words = np.zeros(2 * NODES, np.int32)
@@ -162,10 +190,26 @@ def child(out: pathlib.Path, repeats: int) -> None:
                             "latency": cp.asnumpy(lat).tolist(), "stores": int(stores.get()[0])})
             print(name, r, float(np.median(results[-1]["latency"])), results[-1]["stores"],
                   flush=True)
+    module = cp.RawModule(code=SOURCE, options=("-std=c++17",))
+    fills = []
+    meet = module.get_function("fill_meets_store")
+    for state, lines in (("cold (DRAM)", BIG // 32), ("warm (L2)", WARM_LINES)):
+        for mode, what in enumerate(FILL_MODES):
+            for r in range(repeats):
+                flush.fill(1)
+                int(flush.sum())
+                if state.startswith("warm"):
+                    int(spare[:32 * WARM_LINES].sum())       # the lines into the L2
+                meet((1,), (32,), (spare, np.int32(lines), np.int32(mode), np.int32(FILL_ITERS),
+                                   lat, sink))
+                cp.cuda.runtime.deviceSynchronize()
+                fills.append({"state": state, "mode": what, "repeat": r,
+                              "latency": cp.asnumpy(lat[:FILL_ITERS]).tolist()})
     smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
                           "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
     (out / "coherence.json").write_text(json.dumps(
-        {"device": smi, "date": datetime.date.today().isoformat(), "results": results}))
+        {"device": smi, "date": datetime.date.today().isoformat(), "results": results,
+         "fills": fills, "same_half": [0] + same, "other_half": other}))
 
 
 def report(out: pathlib.Path) -> str:
@@ -186,6 +230,18 @@ def report(out: pathlib.Path) -> str:
                      f"{lat.mean():.0f} | {np.percentile(lat, 90):.0f} | "
                      f"{np.percentile(lat, 99):.0f} | "
                      f"{np.mean([r['stores'] for r in runs]) / 1e6:.1f} |")
+    if data.get("fills"):
+        lines += ["", f"One warp, {FILL_ITERS} random 128-B lines loaded through the L1 (each "
+                  "a miss), cycles from the load to its data's use, with a store issued in "
+                  "between (`fill_meets_store`):", "",
+                  "| lines | store between load and use | repeats | median | mean | p90 |",
+                  "|---|---|---:|---:|---:|---:|"]
+        for state in dict.fromkeys(f["state"] for f in data["fills"]):
+            for mode in FILL_MODES:
+                runs = [f for f in data["fills"] if f["state"] == state and f["mode"] == mode]
+                lat = np.concatenate([f["latency"] for f in runs])
+                lines.append(f"| {state} | {mode} | {len(runs)} | {np.median(lat):.0f} | "
+                             f"{lat.mean():.0f} | {np.percentile(lat, 90):.0f} |")
     return "\n".join(lines)
 
 

@@ -52,6 +52,57 @@ extern "C" __global__ void chase(const int* __restrict__ nxt, int steps, int tar
 """
 
 
+class Chaser:
+    """The chase kernel on the GPU: ``run(sm)`` has SM ``sm`` chase the cycle (timed, or
+    only warming the L2), ``flush()`` empties the L2."""
+
+    def __init__(self, nodes: int, steps: int):
+        import cupy as cp
+        self.cp, self.steps = cp, steps
+        self.fn = cp.RawModule(code=SOURCE, options=("-std=c++17",)).get_function("chase")
+        self.sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+        order = np.random.default_rng(0).permutation(nodes).astype(np.int32)
+        nxt = np.empty(nodes, np.int32)
+        nxt[order] = np.roll(order, -1)
+        self.nxt = cp.asarray(nxt)
+        self.claim, self.sink = cp.zeros(1, cp.int32), cp.zeros(1, cp.int32)
+        self.lat = cp.zeros(steps, cp.int64)
+        self.flush_buf = cp.zeros(64 << 20, cp.int32)     # 256 MiB, four times the L2
+
+    def run(self, target: int, record: bool):
+        cp = self.cp
+        self.claim.fill(0)
+        self.fn((8 * self.sms,), (32,), (self.nxt, np.int32(self.steps), np.int32(target),
+                                         self.claim, self.lat if record else np.intp(0),
+                                         self.sink))
+        cp.cuda.runtime.deviceSynchronize()
+        if int(self.claim.get()[0]) != 1:
+            raise RuntimeError(f"no block ran on SM {target}")
+        return cp.asnumpy(self.lat).copy() if record else None
+
+    def flush(self):
+        self.flush_buf.fill(1)
+        int(self.flush_buf.sum())
+
+
+def far_share(after_sm0, own_median) -> float:
+    """The share of an SM's loads, after SM 0 read the nodes, over its own near-hit
+    latency + 60 cycles: 0 in SM 0's half, about 0.5 in the other (the far-homed half)."""
+    return float(np.mean(np.asarray(after_sm0) > own_median + 60))
+
+
+def sm_halves(nodes: int = 1 << 20, steps: int = 256) -> tuple[list, list]:
+    """(SMs sharing SM 0's half of the L2, the others), measured on this GPU: a chip's
+    SMs fall in the halves as its floorsweeping left them, so another H100 may differ."""
+    c = Chaser(nodes, steps)
+    same, other = [], []
+    for j in range(c.sms):
+        c.flush(); c.run(j, False); own = c.run(j, True)
+        c.flush(); c.run(0, False); cross = c.run(j, True)
+        (same if far_share(cross, np.median(own)) < 0.25 else other).append(j)
+    return same, other
+
+
 def main(argv=None) -> int:
     import cupy as cp
 
@@ -61,33 +112,10 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=pathlib.Path, default=pathlib.Path("l2-halves.md"))
     args = ap.parse_args(argv)
 
-    fn = cp.RawModule(code=SOURCE, options=("-std=c++17",)).get_function("chase")
     props = cp.cuda.runtime.getDeviceProperties(0)
-    sms = props["multiProcessorCount"]
     name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-    rng = np.random.default_rng(0)
-    order = rng.permutation(args.nodes).astype(np.int32)
-    nxt = np.empty(args.nodes, np.int32)
-    nxt[order] = np.roll(order, -1)
-    d_nxt = cp.asarray(nxt)
-    claim = cp.zeros(1, cp.int32)
-    sink = cp.zeros(1, cp.int32)
-    lat = cp.zeros(args.steps, cp.int64)
-    flush = cp.zeros(64 << 20, cp.int32)             # 256 MiB, four times the L2
-    grid = 8 * sms                                   # every SM gets at least one block
-
-    def run(target, record):
-        claim.fill(0)
-        fn((grid,), (32,), (d_nxt, np.int32(args.steps), np.int32(target), claim,
-                            lat if record else np.intp(0), sink))
-        cp.cuda.runtime.deviceSynchronize()
-        if int(claim.get()[0]) != 1:
-            raise RuntimeError(f"no block ran on SM {target}")
-        return cp.asnumpy(lat).copy() if record else None
-
-    def flushed():
-        flush.fill(1)
-        int(flush.sum())
+    chaser = Chaser(args.nodes, args.steps)
+    sms, run, flushed = chaser.sms, chaser.run, chaser.flush
 
     rows = []
     for j in range(sms):
@@ -101,10 +129,8 @@ def main(argv=None) -> int:
 
     self_med = np.array([np.median(r["self"]) for r in rows])
     near_level = np.median(self_med)
-    # the share of SM j's loads, after SM 0 read the nodes, that took 60 cycles over its
-    # own near-hit latency: 0 in SM 0's half, about 0.5 in the other (the far-homed half)
-    far_share = np.array([np.mean(np.array(r["after_sm0"]) > med + 60) for r, med in zip(rows, self_med)])
-    same_half = far_share < 0.25
+    shares = np.array([far_share(r["after_sm0"], med) for r, med in zip(rows, self_med)])
+    same_half = shares < 0.25
     far_sms = [r for r, s in zip(rows, same_half) if not s]
     far_loads = np.concatenate([r["after_sm0"] for r in far_sms]) if far_sms else np.array([])
     cold = np.concatenate([r["cold"] for r in rows])
@@ -131,7 +157,7 @@ def main(argv=None) -> int:
              "(+ a shared-memory store).", "",
              "| SM | self median | after SM 0: median | mean | loads over self + 60 | cold median |",
              "|---:|---:|---:|---:|---:|---:|"]
-    for r, med, share in zip(rows, self_med, far_share):
+    for r, med, share in zip(rows, self_med, shares):
         c = np.array(r["after_sm0"])
         lines.append(f"| {r['sm']} | {med:.0f} | {np.median(c):.0f} | {c.mean():.0f} | "
                      f"{share:.2f} | {np.median(r['cold']):.0f} |")
