@@ -208,3 +208,14 @@ def test_hook_stores_table_gives_each_variant_over_the_loads():
     assert "| store_same | 128 | 4 | 100 | 12.00 (3.00) | 6.00 (3.00) | 0.50 | 300 / nan | 64 | 25% / 50% |" in text
     assert "| loads | 512 | 1 | 100 | 4.00 (1.00) | 2.00 (1.00) | 0.50 |" in text
     assert "| hook | 512 | 1 | 100 | 8.00 (4.00) | 64 | 50% |" in HS.table(sim, None, None)
+
+
+def test_hook_cache_ops_report_sets_each_variant_over_the_loads(tmp_path):
+    import hook_cache_ops as HC
+    times = [6000 * (1 + k) for k in range(len(HC.VARIANTS))]
+    (tmp_path / "ncu.csv").write_text(ncu_rows([("hook_ops", {"gpu__time_duration.sum": str(t)})
+                                                for t in times]))
+    (tmp_path / "manifest.json").write_text(json.dumps(HC.VARIANTS))
+    (tmp_path / "gpu.json").write_text(json.dumps({"date": "d", "device": "GPU", "lacking": []}))
+    text = HC.report(tmp_path)
+    assert "| loads | 6.00 | 1.00 |" in text and "| store X[di] | 30.00 | 5.00 |" in text
