@@ -19,7 +19,13 @@ the chase's own sectors without changing its path.  Meanwhile every block on a
   into another array or into the chase's sectors; every other SM storing into the
   chase's sectors; SM 0's other blocks, one warp each, loading a cold 128-B line and
   storing into it at once (the store meets the line's fill in flight), or into the
-  next line.
+  next line;
+* a warp's own load with a store into its line between the load and the use
+  (``fill_meets_store``), from DRAM and from the L2;
+* every SM at once, as in the hooking (``crowd``): a block an SM, its warp 0 chasing
+  through the L2 (one lane, or 32 lanes from their own starts, whose load waits for
+  the slowest of 32 sectors) while its warp 1 stores 32 random words at a set pace
+  into the chase's sectors or another array.
 
 Before each timed launch the chase runs once alone (warm).  The kernel is raw CUDA
 (``%smid``, clock64() and the roles are no part of simgpu's kernel language): this
@@ -46,6 +52,15 @@ BIG = 16 << 20                # ints in the other array (64 MiB): cold lines for
 WARM_LINES = 1 << 16          # 8 MiB of lines: in the L2 for fill_meets_store's warm case
 FILL_ITERS = 1024
 FILL_MODES = ["no store", "store into the line", "store into the next line"]
+CROWD_STEPS = 512
+# (case, writers on, into the chase's nodes, ns between a writer warp's stores, lanes
+# chasing in warp 0: 1, or 32 whose load is done when the slowest lane's is)
+CROWD_CASES = [
+    (f"{lanes} lane{'s' if lanes > 1 else ''}: "
+     + (f"a store every {gap} ns, into {'the chase' if into else 'another array'}" if gap
+        else "no writer"), 1 if gap else 0, into, gap, lanes)
+    for lanes, gaps in ((1, (2000, 500, 100)), (32, (500,)))
+    for gap, into in [(0, 0)] + [(g, i) for g in gaps for i in (1, 0)]]
 MAX_ROUNDS = 1 << 16          # a writer stops by itself after this many stores a thread
 
 SOURCE = r"""
@@ -133,6 +148,38 @@ extern "C" __global__ void fill_meets_store(int* lines, int count, int mode, int
     }
     sink[0] = acc + used[0];
 }
+
+// Every SM at once, as in the hooking: a block an SM, its warp 0 chasing the cycle
+// from its own start through the L2 (one thread timing), its warp 1 (if writing)
+// storing 32 random odd words every `gap_ns` into the chase's nodes (into == 1) or
+// another array (into == 0), until every chase is done.
+extern "C" __global__ void crowd(const int* nodes, int* into_nodes, int* other, int into,
+                                 int writing, unsigned gap_ns, int lanes, int steps,
+                                 long long* lat, int* finished, long long* stores, int* sink) {
+    if (threadIdx.x < 32) {                           // warp 0: `lanes` of it chase, each
+        if (threadIdx.x >= lanes) return;             // from its own start; the warp's load
+        int j = (int)(((blockIdx.x * 32 + threadIdx.x) * 2654435761u) % NODES);
+        for (int k = 0; k < steps; k++) {             // is done when all its lanes' are
+            long long t0 = clock64();
+            j = __ldcg(nodes + 2 * j);
+            sink[1 + (k & 1)] = j;
+            if (threadIdx.x == 0) lat[(long long)blockIdx.x * steps + k] = clock64() - t0;
+        }
+        if (threadIdx.x == 0) atomicAdd(finished, 1);
+        return;
+    }
+    if (!writing || threadIdx.x < 32 || threadIdx.x >= 64) return;
+    int* dst = into ? into_nodes : other;
+    unsigned x = 2654435761u * (blockIdx.x * 64 + threadIdx.x + 1);
+    long long n = 0;
+    while (n < MAX_ROUNDS && *(volatile int*)finished < (int)gridDim.x) {
+        x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+        dst[2 * (x % NODES) + 1] = (int)n;
+        n++;
+        if (gap_ns) __nanosleep(gap_ns);
+    }
+    if (threadIdx.x == 32) atomicAdd((unsigned long long*)stores, (unsigned long long)n);
+}
 """.replace("MAX_ROUNDS", str(MAX_ROUNDS)).replace("NODES", str(NODES)).replace("BIG", str(BIG))
 
 # (case, writer SMs, what they do (0: random stores into another array, 1: into the
@@ -205,11 +252,32 @@ def child(out: pathlib.Path, repeats: int) -> None:
                 cp.cuda.runtime.deviceSynchronize()
                 fills.append({"state": state, "mode": what, "repeat": r,
                               "latency": cp.asnumpy(lat[:FILL_ITERS]).tolist()})
+    crowd = module.get_function("crowd")
+    crowds = []
+    nodes = cp.asarray(words)
+    clat = cp.zeros(sms * CROWD_STEPS, cp.int64)
+    finished = cp.zeros(1, cp.int32)
+    for name, writing, into, gap, lanes in CROWD_CASES:
+        for r in range(repeats):
+            flush.fill(1)
+            int(flush.sum())
+            for timed in (False, True):              # warm: the chases alone, then timed
+                finished.fill(0), stores.fill(0)
+                crowd((sms,), (64,), (nodes, nodes, spare, np.int32(into),
+                                      np.int32(writing and timed), np.uint32(gap),
+                                      np.int32(lanes), np.int32(CROWD_STEPS), clat, finished,
+                                      stores, sink))
+                cp.cuda.runtime.deviceSynchronize()
+            lat_all = cp.asnumpy(clat).reshape(sms, CROWD_STEPS)
+            crowds.append({"case": name, "repeat": r, "stores": int(stores.get()[0]),
+                           "latency": lat_all[:, CROWD_STEPS // 2:].ravel().tolist()})
+            print(name, r, float(np.median(crowds[-1]["latency"])), crowds[-1]["stores"],
+                  flush=True)
     smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
                           "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
     (out / "coherence.json").write_text(json.dumps(
         {"device": smi, "date": datetime.date.today().isoformat(), "results": results,
-         "fills": fills, "same_half": [0] + same, "other_half": other}))
+         "fills": fills, "crowds": crowds, "same_half": [0] + same, "other_half": other}))
 
 
 def report(out: pathlib.Path) -> str:
@@ -242,6 +310,19 @@ def report(out: pathlib.Path) -> str:
                 lat = np.concatenate([f["latency"] for f in runs])
                 lines.append(f"| {state} | {mode} | {len(runs)} | {np.median(lat):.0f} | "
                              f"{lat.mean():.0f} | {np.percentile(lat, 90):.0f} |")
+    if data.get("crowds"):
+        lines += ["", f"Every SM at once: a block an SM, warp 0 chasing the {NODES:,} nodes "
+                  f"through the L2 ({CROWD_STEPS} loads, the second half timed; one lane, or "
+                  "32 lanes each from its own start, the warp's load done when all are), warp 1 "
+                  "storing 32 random odd words at a set pace:", "",
+                  "| case | repeats | load median | mean | p90 | p99 | warp stores (thousands) |",
+                  "|---|---:|---:|---:|---:|---:|---:|"]
+        for name, *_ in CROWD_CASES:
+            runs = [c for c in data["crowds"] if c["case"] == name]
+            lat = np.concatenate([c["latency"] for c in runs])
+            lines.append(f"| {name} | {len(runs)} | {np.median(lat):.0f} | {lat.mean():.0f} | "
+                         f"{np.percentile(lat, 90):.0f} | {np.percentile(lat, 99):.0f} | "
+                         f"{np.mean([c['stores'] for c in runs]) / 1e3:.1f} |")
     return "\n".join(lines)
 
 
