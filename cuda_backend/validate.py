@@ -391,6 +391,13 @@ def write_report(path, table, device_name, selected, kernels, elapsed_note=""):
         lines += ["", f"sim / GPU kernel time over {len(ratios)} launches: median "
                   f"{np.median(ratios):.2f}, range {min(ratios):.2f} to {max(ratios):.2f}, "
                   f"{near} within 15%."]
+        lines += ["", "By kernel, the model's fastest first:", "",
+                  "| kernel | launches | sim / GPU median | range | within 15% |",
+                  "|---|---:|---:|---:|---:|"]
+        for kern, rs in sorted(by_kernel(table["times"]).items(),
+                               key=lambda kv: (np.median(kv[1]), kv[0])):
+            lines.append(f"| {kern} | {len(rs)} | {np.median(rs):.2f} | {min(rs):.2f}-{max(rs):.2f} "
+                         f"| {sum(1 for r in rs if abs(r - 1) <= 0.15)} |")
     if CALIBRATION_SECTION.exists():
         lines += ["", CALIBRATION_SECTION.read_text().rstrip()]
     launched = {r[3] for r in table["counts"]}
@@ -404,6 +411,15 @@ def write_report(path, table, device_name, selected, kernels, elapsed_note=""):
         lines += [f"- {c.name}: {c.why}" for c in notes]
         lines += [f"- `{k}`: {COMPILER_EFFECTS[k]}" for k in compiled]
     pathlib.Path(path).write_text("\n".join(lines) + "\n")
+
+
+def by_kernel(times) -> dict:
+    """{kernel: [sim / GPU kernel time of each of its launches]} from the times rows."""
+    out: dict = {}
+    for _name, _seed, _k, kern, _ev, gk, sk in times:
+        if sk and gk:
+            out.setdefault(kern, []).append(sk / gk)
+    return out
 
 
 def _commit():

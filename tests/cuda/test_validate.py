@@ -46,6 +46,17 @@ def test_every_case_runs_on_the_simulator_and_agrees_with_itself(tmp_path):
     assert "runs bit-identical" in text and "## Kernels not validated by any case" in text
 
 
+def test_the_report_gives_the_times_by_kernel(tmp_path):
+    times = [("a", 0, 0, "k1", None, 2.0, 1.0), ("a", 0, 1, "k2", None, 1.0, 1.1),
+             ("a", 1, 0, "k1", None, 1.0, 0.6), ("a", 1, 1, "k2", None, 1.0, None)]
+    assert V.by_kernel(times) == {"k1": [0.5, 0.6], "k2": [1.1]}
+    table = {"outputs": [], "counts": [], "times": times, "unpaired": []}
+    V.write_report(tmp_path / "v.md", table, "itself", [], {})
+    text = (tmp_path / "v.md").read_text()
+    assert "| k1 | 2 | 0.55 | 0.50-0.60 | 0 |" in text and "| k2 | 1 | 1.10 | 1.10-1.10 | 1 |" in text
+    assert text.index("| k1 |") < text.index("| k2 |")
+
+
 def test_runs_with_different_rounds_pair_round_by_round():
     L = V.LaunchCounts
     sim = [L(k) for k in ("sv0", "sv1", "sv2", "sv1", "sv2", "label")]
