@@ -174,24 +174,21 @@ _HELPER_BODIES = {
 
 # A fresh load (simgpu.ir.fresh): relaxed at device scope, so the compiler issues it as
 # written (no store-to-load forwarding) and it reads the L2, where every SM's stores
-# meet.  Generic addressing: the pointer may be global or shared.  By element type:
-# (PTX type, register constraint, C register type).
+# meet.  Generic addressing: the pointer may be global or shared.  By element size (and
+# floats by name): (PTX type, register constraint, C type of the register).
 _FRESH_LOADS = {
     1: ("b8", "h", "unsigned short"), 2: ("b16", "h", "unsigned short"),
     4: ("b32", "r", "unsigned int"), 8: ("b64", "l", "unsigned long long"),
+    "f32": ("f32", "f", "float"), "f64": ("f64", "d", "double"),
 }
 
 
 def fresh_load_source(t: ScalarType) -> str:
     """The C definition of ``ld_fresh_<t>(const T* p)``."""
     T = t.c_name
-    if t.is_float:
-        ptx, reg = ("f32", "f") if t.bits == 32 else ("f64", "d")
-        return (f"static __device__ __forceinline__ {T} ld_fresh_{t.name}(const {T}* p) "
-                f"{{ {T} v; asm volatile(\"ld.relaxed.gpu.{ptx} %0, [%1];\" : \"={reg}\"(v) "
-                f": \"l\"(p) : \"memory\"); return v; }}")
-    ptx, reg, R = _FRESH_LOADS[t.bits // 8]
-    value = "(r & 1) != 0" if t.is_bool else f"({T})(uint8_t)r" if t.bits == 8 else f"({T})r"
+    ptx, reg, R = _FRESH_LOADS[t.name if t.is_float else t.bits // 8]
+    value = ("(r & 1) != 0" if t.is_bool else f"({T})(uint8_t)r" if t.bits == 8
+             else "r" if t.is_float else f"({T})r")
     return (f"static __device__ __forceinline__ {T} ld_fresh_{t.name}(const {T}* p) "
             f"{{ {R} r; asm volatile(\"ld.relaxed.gpu.{ptx} %0, [%1];\" : \"={reg}\"(r) "
             f": \"l\"(p) : \"memory\"); return {value}; }}")

@@ -385,19 +385,18 @@ def write_report(path, table, device_name, selected, kernels, elapsed_note=""):
         ratio = f"{sk / gk:.2f}" if sk and gk else "-"
         cells = [f"{v:.4f}" if v is not None else "-" for v in (ev, gk, sk)]
         lines.append(f"| {name} | {seed} | {k} | {kern} | " + " | ".join(cells) + f" | {ratio} |")
-    ratios = [sk / gk for *_, gk, sk in table["times"] if sk and gk]
+    per_kernel = by_kernel(table["times"])
+    ratios = [r for rs in per_kernel.values() for r in rs]
     if ratios:
-        near = sum(1 for r in ratios if abs(r - 1) <= 0.15)
         lines += ["", f"sim / GPU kernel time over {len(ratios)} launches: median "
                   f"{np.median(ratios):.2f}, range {min(ratios):.2f} to {max(ratios):.2f}, "
-                  f"{near} within 15%."]
+                  f"{within_15(ratios)} within 15%."]
         lines += ["", "By kernel, the model's fastest first:", "",
                   "| kernel | launches | sim / GPU median | range | within 15% |",
                   "|---|---:|---:|---:|---:|"]
-        for kern, rs in sorted(by_kernel(table["times"]).items(),
-                               key=lambda kv: (np.median(kv[1]), kv[0])):
+        for kern, rs in sorted(per_kernel.items(), key=lambda kv: (np.median(kv[1]), kv[0])):
             lines.append(f"| {kern} | {len(rs)} | {np.median(rs):.2f} | {min(rs):.2f}-{max(rs):.2f} "
-                         f"| {sum(1 for r in rs if abs(r - 1) <= 0.15)} |")
+                         f"| {within_15(rs)} |")
     if CALIBRATION_SECTION.exists():
         lines += ["", CALIBRATION_SECTION.read_text().rstrip()]
     launched = {r[3] for r in table["counts"]}
@@ -411,6 +410,11 @@ def write_report(path, table, device_name, selected, kernels, elapsed_note=""):
         lines += [f"- {c.name}: {c.why}" for c in notes]
         lines += [f"- `{k}`: {COMPILER_EFFECTS[k]}" for k in compiled]
     pathlib.Path(path).write_text("\n".join(lines) + "\n")
+
+
+def within_15(ratios) -> int:
+    """How many sim / GPU ratios are within 15% of 1."""
+    return sum(1 for r in ratios if abs(r - 1) <= 0.15)
 
 
 def by_kernel(times) -> dict:

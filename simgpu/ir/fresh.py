@@ -84,6 +84,8 @@ def _expr(e, stored: frozenset):
             new = _expr(value, stored)
         elif isinstance(value, tuple):
             new = tuple(_expr(v, stored) if isinstance(v, ir.Expr) else v for v in value)
+            if all(a is b for a, b in zip(new, value)):
+                new = value                  # nothing marked in it: keep the node as it is
         else:
             continue
         if new is not value:
