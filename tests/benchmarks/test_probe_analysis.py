@@ -219,3 +219,23 @@ def test_hook_cache_ops_report_sets_each_variant_over_the_loads(tmp_path):
     (tmp_path / "gpu.json").write_text(json.dumps({"date": "d", "device": "GPU", "lacking": []}))
     text = HC.report(tmp_path)
     assert "| loads | 6.00 | 1.00 |" in text and "| store X[di] | 30.00 | 5.00 |" in text
+
+
+def test_coherence_report_reads_each_case_and_the_l1_cases_second_lap(tmp_path):
+    import coherence as CO
+    base = [100] * CO.SMALL
+    results = [{"case": name, "repeat": 0, "writers": 1, "l1": l1, "stores": 2_000_000,
+                "latency": base + [300 + k] * CO.SMALL if l1 else [300 + k] * (2 * CO.SMALL)}
+               for k, (name, _half, _mode, l1) in enumerate(CO.CASES)]
+    (tmp_path / "coherence.json").write_text(json.dumps(
+        {"device": "GPU", "date": "d", "results": results}))
+    text = CO.report(tmp_path)
+    first, l1_none = CO.CASES[0][0], CO.CASES[5][0]
+    assert f"| {first} | 1 | 1 | 300 | 300 | 300 | 300 | 2.0 |" in text
+    assert f"| {l1_none} | 1 | 1 | 305 | 305 |" in text       # the first lap's 100s left out
+
+
+def test_kernel_counters_names_the_cases_it_knows():
+    import kernel_counters as KC
+    with pytest.raises(SystemExit, match="unknown case.*'no such case'.*copy_striding"):
+        KC.selected("copy_striding, no such case")
