@@ -17,7 +17,12 @@ Methods (METHODS):
   wylie-single-block    pointer jumping in one block, syncthreads() between rounds
   random-splitter       Reid-Miller's random splitter, kernels RS1..RS5
                         (random_splitter.py); packing=64 or 48,
-                        splitters="random" or "even"
+                        splitters="random" or "even", walk="paper" (the
+                        paper's RS3 accesses per node: 64-bit read, 32-bit
+                        read, 64-bit write; 48-bit: 16/32-bit reads and
+                        writes) or "fused" (64-bit only, the default there:
+                        the successor in the packed word, one 64-bit read
+                        and write per node)
   cpu-random-splitter   the random splitter on the host, numpy-vectorized
                         per step, its walk split over ``workers`` processes
                         (cpu.py): the paper's multi-core CPU baseline
@@ -60,7 +65,8 @@ import numpy as np
 import simgpu
 
 from . import cpu
-from .random_splitter import MAX_THREADS_48, check_48_threads, run_random_splitter
+from .random_splitter import (MAX_THREADS_48, WALKS, check_48_threads, check_walk,
+                              run_random_splitter)
 from .sequential import rank_sequential, validate_succ
 from .wylie import run_wylie, run_wylie_single_block
 
@@ -161,7 +167,7 @@ def _as_succ(succ, validate: bool) -> np.ndarray:
 def rank(succ, method: str = "random-splitter", device="sim:gtx260", threads: int | None = None,
          packing: int = 64, splitters: str = "random", seed: int = 0, validate: bool = True,
          launch_options: dict | None = None, block: int = 256,
-         workers: int | None = None) -> RankResult:
+         workers: int | None = None, walk: str | None = None) -> RankResult:
     """Rank the forest of lists ``succ`` with ``method`` (see the module docstring).
 
     device: a name ("sim:gtx260", "sim:h100", ...) or a Device.  threads:
@@ -170,6 +176,8 @@ def rank(succ, method: str = "random-splitter", device="sim:gtx260", threads: in
     seed of the random splitters.  validate: check the input first (O(n)).
     launch_options: keyword options of every Device.launch.  block: threads per block.
     workers: processes of cpu-random-splitter (None: every core this process may use).
+    walk: the random splitter's memory layout, "paper" or "fused" (packing=64 only);
+    None: "fused" for packing=64, "paper" for 48 (see random_splitter.py).
     """
     if method not in METHODS:
         extra = (" ('sequential-compiled' needs numba)"
@@ -183,6 +191,8 @@ def rank(succ, method: str = "random-splitter", device="sim:gtx260", threads: in
         raise ValueError(f"threads must be a positive integer, not {threads!r}")
     if workers is not None and (isinstance(workers, bool) or int(workers) < 1):
         raise ValueError(f"workers must be a positive integer, not {workers!r}")
+    if method == "random-splitter":
+        walk = check_walk(walk, packing)
     if method == "random-splitter" and packing == 48 and threads is not None:
         check_48_threads(int(threads))
     s = _as_succ(succ, validate)
@@ -213,5 +223,5 @@ def rank(succ, method: str = "random-splitter", device="sim:gtx260", threads: in
         p = default_threads(ctx, n, packing) if threads is None else int(threads)
         heads = cpu.heads_of(s)
         ranks, stats = run_random_splitter(ctx, succ_d, s, heads, p=p, packing=packing,
-                                           splitters=splitters, seed=seed)
+                                           splitters=splitters, seed=seed, walk=walk)
     return RankResult(ranks, ctx.launches, stats)

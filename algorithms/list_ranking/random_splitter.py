@@ -59,6 +59,22 @@ Packing
       inside the 16 bits: with many lists the slots of the heads count too,
       so r = p + heads must also stay below 65,535.
 
+Walks (``walk=``): the two 64-bit layouts above and below access memory differently
+  fused  (64 only; the default for 64) the successor lives in the packed word,
+         so RS3 reads one 64-bit word and writes one per node (128 bits), and
+         RS5 writes the 64-bit ranks over the words.  Kernels rs*_64.
+  paper  the access pattern the paper states (section on Fig. 3 right):
+         64-bit: the 32-bit succ array stays as given and a separate 64-bit
+         word holds owner and local rank (0 = no owner yet, a splitter:
+         SPLIT | slot << 32 with local rank 0), so RS3 does per node a 64-bit
+         read (the word: has it an owner?), a 32-bit read (succ) and a 64-bit
+         write (owner and local rank): 160 bits; RS5 writes the 32-bit ranks
+         into the succ buffer (the paper's "output reusing succ_d"); device
+         memory 12 bytes per node, as for fused.  Kernels rs*_64p.
+         48-bit: the 48-bit kernels above are already the paper's pattern
+         (16-bit read, 16-bit write, 32-bit write, 32-bit read: 96 bits), so
+         walk="paper" with packing=48 runs them (the default for 48).
+
 Every node belongs to exactly one sublist, the one of the nearest splitter
 before it (heads are splitters), and a walk writes only nodes no other walk
 reaches, so RS3 has no race whatever the schedule; the only concurrent
@@ -266,6 +282,80 @@ def rs5_final_48(owner: Array[u16], lrank: Array[i32], sp_rank: Array[i32], n: i
         lrank[i] = sp_rank[owner[i]] - lrank[i]
 
 
+# --- the paper's 64-bit walk (walk="paper"): succ apart from the owner/rank word ---------
+
+@kernel
+def rs1_init_64p(word: Array[u64], n: i32):
+    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        word[i] = u64(0)                         # no owner yet
+
+
+@kernel
+def rs2_choose_64p(word: Array[u64], sp_node: Array[i32], spw: Array[u64], kiss: Array[u32],
+                   given: Array[i32], seed: u64, p: i32, r: i32, n: i32):
+    t = blockIdx.x * blockDim.x + threadIdx.x
+    if t == 0:
+        spw[r] = DONE | (u64(r) << 32)
+    for k in range(t, r, gridDim.x * blockDim.x):
+        if k < p:
+            kiss_seed_device(kiss, k, seed, u64(k))
+            s = i32(kiss_below(kiss_next(kiss, k), n))
+        else:
+            s = given[k - p]
+        sp_node[k] = s
+        word[s] = u64(SPLIT_HIGH | k) << 32      # owner slot k, local rank 0
+
+
+@kernel
+def rs3_walk_64p(succ: Array[i32], word: Array[u64], sp_node: Array[i32], spw: Array[u64],
+                 r: i32):
+    """Per node walked: a 64-bit read (word[nx]: owned?), a 32-bit read (succ[nx]) and a
+    64-bit write (word[nx] = owner, local rank), in the paper's order."""
+    stride = gridDim.x * blockDim.x
+    k = blockIdx.x * blockDim.x + threadIdx.x
+    walking = 0
+    mine = u64(0)
+    j = 0
+    nx = 0
+    d = 0
+    while k < r:
+        if walking == 0:
+            s = sp_node[k]
+            if (word[s] >> 32) == u64(SPLIT_HIGH | k):    # slot k won node s in RS2
+                walking = 1
+                mine = u64(k) << 32
+                j = s
+                nx = succ[s]
+                d = 0
+            else:
+                spw[k] = slot_word(r, r, 0)
+                k += stride
+        elif nx == j:
+            spw[k] = slot_word(r, r, d + 1)
+            walking = 0
+            k += stride
+        else:
+            wn = word[nx]
+            if wn != u64(0):                     # owned: the next splitter
+                spw[k] = slot_word(i32((wn >> 32) & SLOT_MASK), r, d + 1)
+                walking = 0
+                k += stride
+            else:
+                d += 1
+                after = succ[nx]
+                word[nx] = mine | u64(d)
+                j = nx
+                nx = after
+
+
+@kernel
+def rs5_final_64p(word: Array[u64], sp_rank: Array[i32], rank: Array[i32], n: i32):
+    """rank is the succ buffer: the paper's output reusing succ_d (32-bit ranks)."""
+    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        w = word[i]
+        rank[i] = sp_rank[i32((w >> 32) & SLOT_MASK)] - i32(w & LOW)
+
+
 # --- host side -------------------------------------------------------------
 
 def even_splitters(succ: np.ndarray, p: int) -> np.ndarray:
@@ -299,9 +389,29 @@ def check_48(p: int, r: int, heads: int) -> None:
                          "use packing=64")
 
 
+WALKS = ("paper", "fused")
+
+
+def default_walk(packing: int) -> str:
+    return "fused" if packing == 64 else "paper"
+
+
+def check_walk(walk, packing: int) -> str:
+    walk = default_walk(packing) if walk is None else walk
+    if walk not in WALKS:
+        raise ValueError(f"walk must be one of {', '.join(WALKS)} (or None: the default), "
+                         f"not {walk!r}")
+    if walk == "fused" and packing != 64:
+        raise ValueError("walk='fused' keeps the successor in the 64-bit word: it needs "
+                         "packing=64 (the 48-bit walk is the paper's: walk='paper')")
+    return walk
+
+
 def run_random_splitter(ctx, succ_d, succ: np.ndarray, heads: np.ndarray, *, p: int,
-                        packing: int, splitters: str, seed: int):
-    """Kernels RS1..RS5; returns (ranks int64, stats dict)."""
+                        packing: int, splitters: str, seed: int, walk: str | None = None):
+    """Kernels RS1..RS5; returns (ranks int64, stats dict).  walk="paper" with
+    packing=64 overwrites succ_d with the ranks (the caller's device copy)."""
+    walk = check_walk(walk, packing)
     dev = ctx.device
     n = len(succ)
     if splitters == "random":
@@ -322,7 +432,13 @@ def run_random_splitter(ctx, succ_d, succ: np.ndarray, heads: np.ndarray, *, p: 
     sp_rank = dev.zeros(r + 1, np.int32)
     seed64 = int(seed) % (1 << 64)
     first = len(ctx.launches)
-    if packing == 64:
+    if packing == 64 and walk == "paper":
+        word = dev.empty(n, np.uint64)
+        ctx.launch(rs1_init_64p, threads, word, n, step="RS1")
+        ctx.launch(rs2_choose_64p, threads, word, sp_node, spw, kiss, given_d, seed64, p_rand, r,
+                   n, step="RS2")
+        ctx.launch(rs3_walk_64p, walkers, succ_d, word, sp_node, spw, r, step="RS3")
+    elif packing == 64:
         word = dev.empty(n, np.uint64)
         ctx.launch(rs1_init_64, threads, succ_d, word, n, step="RS1")
         ctx.launch(rs2_choose_64, threads, word, sp_node, spw, kiss, given_d, seed64, p_rand, r,
@@ -337,7 +453,10 @@ def run_random_splitter(ctx, succ_d, succ: np.ndarray, heads: np.ndarray, *, p: 
         ctx.launch(rs3_walk_48, walkers, succ_d, owner, lrank, sp_node, spw, r, step="RS3")
     lengths = (spw.to_host()[:r] & np.uint64(LOW)).astype(np.int64)   # for stats only
     rs4_rounds = rank_splitters(ctx, spw, sp_rank, r + 1)
-    if packing == 64:
+    if packing == 64 and walk == "paper":
+        ctx.launch(rs5_final_64p, threads, word, sp_rank, succ_d, n, step="RS5")
+        ranks = succ_d.to_host().astype(np.int64)       # RS5 wrote the ranks over succ
+    elif packing == 64:
         ctx.launch(rs5_final_64, threads, word, sp_rank, n, step="RS5")
         ranks = word.to_host().view(np.int64)            # RS5 wrote the ranks over the words
     else:
@@ -346,7 +465,7 @@ def run_random_splitter(ctx, succ_d, succ: np.ndarray, heads: np.ndarray, *, p: 
     rs1 = ctx.launches[first]
     stats = sublist_stats(lengths, n, p_rand, len(heads), splitters, p)
     stats.update(threads=p, launched_threads=rs1.grid[0] * rs1.block[0], packing=packing,
-                 slots=r, rs4_rounds=rs4_rounds,
+                 walk=walk, slots=r, rs4_rounds=rs4_rounds,
                  # the nodes that head a non-empty sublist: collision winners and heads
                  splitter_nodes=sp_node.to_host()[lengths > 0].astype(np.int64))
     return ranks, stats
