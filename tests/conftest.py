@@ -3,6 +3,9 @@ import pytest
 
 import simgpu
 
+# simgpu.testing's plugin (the gpu marker, simgpu_device); pytester tests it.
+pytest_plugins = ["pytester", "simgpu.testing.pytest_plugin"]
+
 
 @pytest.fixture
 def dev():

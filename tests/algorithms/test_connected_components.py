@@ -12,6 +12,7 @@ import simgpu
 from algorithms import connected_components as cc
 from algorithms import generators as gen
 from algorithms.connected_components.shiloach_vishkin import round_bound
+from simgpu.testing import strategies as gst
 
 RANDOM_WARPS = dict(engine="warps", schedule="random")
 
@@ -144,7 +145,9 @@ def test_round_bound():
 
 @st.composite
 def graphs(draw, max_n=3000):
-    family = draw(st.sampled_from(["lists", "trees", "components", "uniform", "rmat"]))
+    family = draw(st.sampled_from(["lists", "trees", "components", "uniform", "rmat", "edges"]))
+    if family == "edges":                   # any edge list (simgpu.testing): shrinks well
+        return draw(gst.graphs(max_n=min(max_n, 64)))
     seed = draw(st.integers(0, 2**31 - 1))
     if family == "rmat":
         scale = draw(st.integers(0, max(0, int(math.log2(max_n)))))

@@ -13,6 +13,7 @@ from algorithms.kiss import KissStreams
 from algorithms.list_ranking import cpu
 from algorithms.list_ranking.random_splitter import MAX_THREADS_48
 from algorithms.list_ranking.sequential import rank_sequential
+from simgpu.testing import strategies as gst
 
 # (method, packing, splitters) of every device configuration
 DEVICE_CONFIGS = [("wylie", 64, "random"), ("wylie-single-block", 64, "random")] + [
@@ -41,17 +42,7 @@ def forests(draw, max_n):
         return random_forest(n, draw(st.integers(1, n)), seed)
     if kind == "blocked":
         return blocked_list(n, draw(st.integers(1, max(1, n // 2))), seed)
-    n = min(n, 64)
-    order = draw(st.permutations(range(n)))
-    cuts = draw(st.sets(st.integers(1, n - 1), max_size=n - 1)) if n > 1 else set()
-    succ = np.empty(n, dtype=np.int64)
-    start = 0
-    for end in sorted(cuts) + [n]:
-        piece = order[start:end]
-        succ[piece[:-1]] = piece[1:]
-        succ[piece[-1]] = piece[-1]
-        start = end
-    return succ
+    return draw(gst.forests(max_n=min(n, 64)))       # simgpu.testing: shrinks well
 
 
 def check(result, ref):
