@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 import simgpu
-from simgpu.examples.coalescing import copy_with_stride
+from simgpu_apps.lessons.coalescing import copy_with_stride
 
 
 def main():

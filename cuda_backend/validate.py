@@ -85,7 +85,7 @@ class LaunchCounts:
 
 def _copy_case(kernel_name, stride=None, n=1 << 18):
     def run(dev, seed):
-        from simgpu.examples import coalescing as ex
+        from simgpu_apps.lessons import coalescing as ex
         rng = np.random.default_rng(seed)
         src = dev.to_device(rng.integers(-2**31, 2**31, n, dtype=np.int32))
         dst = dev.zeros(n, np.int32)
@@ -176,12 +176,12 @@ def cases(quick: bool = False) -> list:
 
 
 def project_kernels() -> dict:
-    """Every @kernel object in simgpu.examples and algorithms (name -> module)."""
+    """Every @kernel object in simgpu_apps.lessons and algorithms (name -> module)."""
     import importlib
     import pkgutil
 
     import algorithms
-    from simgpu import examples
+    from simgpu_apps import lessons as examples
     from simgpu.lang import Kernel
     found = {}
     for pkg in (examples, algorithms):

@@ -13,8 +13,8 @@ import sys
 
 import numpy as np
 
-from . import get_device
-from .lang.errors import KernelError, LaunchError
+from simgpu import get_device
+from simgpu.lang.errors import KernelError, LaunchError
 
 
 class UserError(Exception):
@@ -41,7 +41,7 @@ examples:
 
 
 def cmd_devices(args):
-    from .configs import available_configs, load_config
+    from simgpu.configs import available_configs, load_config
     configs = [load_config(name) for name in available_configs()]
     if args.json:
         print(json.dumps([{"device": f"sim:{c.key}", "name": c.gpu.name, "arch": c.gpu.arch,
@@ -88,7 +88,7 @@ examples:
 
 
 def cmd_coalesce(args):
-    from .mem.explain import access_pattern, explain, plot
+    from simgpu.mem.explain import access_pattern, explain, plot
     dev = _sim_device(args.device)
     arch = args.arch or dev.arch
     if args.example:
@@ -100,7 +100,7 @@ def cmd_coalesce(args):
         raise UserError("the pattern reaches negative addresses; use a larger --offset")
     title = (f"stride {args.stride}, offset {args.offset}, {args.word_size}-byte words, {arch}")
     if args.json:
-        from .mem.coalesce import transactions
+        from simgpu.mem.coalesce import transactions
         print(json.dumps({"arch": arch, "addresses": addr.tolist(),
                           "transactions": transactions(addr, args.word_size, arch)}))
         return
@@ -111,8 +111,8 @@ def cmd_coalesce(args):
 
 
 def _coalesce_example(args, dev, arch):
-    from .examples import coalescing as ex
-    from .mem.explain import explain, plot
+    from simgpu_apps.lessons import coalescing as ex
+    from simgpu.mem.explain import explain, plot
     n = args.n
     src, dst = dev.to_device(np.arange(n, dtype=np.int32)), dev.zeros(n, np.int32)
     threads = dev.config.gpu.sm_count * 256
@@ -209,7 +209,7 @@ where the cache, CPU baselines and report are written.""")
 
 
 def cmd_paper(args):
-    from .experiments import run_paper
+    from simgpu_apps.experiments import run_paper
     if args.jobs < 1:
         raise UserError(f"--jobs must be >= 1, not {args.jobs}")
     size = "tiny" if args.tiny else "quick" if args.quick else "full"
@@ -323,17 +323,17 @@ def add_show_cuda(sub):
                        formatter_class=_formatter, description="""Print the CUDA C of a kernel: module:kernel, as in an import.
 
 examples:
-  simgpu show-cuda simgpu.examples.coalescing:copy_striding
+  simgpu show-cuda simgpu_apps.lessons.coalescing:copy_striding
   simgpu show-cuda algorithms.list_ranking.random_splitter:rs3_walk_64""")
     p.add_argument("target", metavar="MODULE:KERNEL")
 
 
 def cmd_show_cuda(args):
     import importlib
-    from .lang import Kernel
+    from simgpu.lang import Kernel
     module, _, name = args.target.partition(":")
     if not name:
-        raise UserError(f"write MODULE:KERNEL, e.g. simgpu.examples.coalescing:copy_striding, "
+        raise UserError(f"write MODULE:KERNEL, e.g. simgpu_apps.lessons.coalescing:copy_striding, "
                         f"not {args.target!r}")
     try:
         obj = getattr(importlib.import_module(module), name)

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from simgpu.cli import main
+from simgpu_apps.cli import main
 
 
 def run(capsys, *argv):
@@ -66,8 +66,8 @@ def test_rank_and_cc_commands(capsys, tmp_path):
 
 
 def test_show_cuda_prints_the_rendered_kernel(capsys):
-    code, out, _ = run(capsys, "show-cuda", "simgpu.examples.coalescing:copy_striding")
+    code, out, _ = run(capsys, "show-cuda", "simgpu_apps.lessons.coalescing:copy_striding")
     assert code == 0
     assert 'extern "C" __global__ void copy_striding(int32_t* src, int32_t* dst, int32_t n)' in out
-    code, _, err = run(capsys, "show-cuda", "simgpu.examples.coalescing:nothing_here")
+    code, _, err = run(capsys, "show-cuda", "simgpu_apps.lessons.coalescing:nothing_here")
     assert code == 2 and "cannot find" in err

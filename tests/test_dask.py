@@ -13,8 +13,8 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from simgpu.cli import main                                        # noqa: E402
-from simgpu.experiments import (SIZES, Ctx, connected_components,  # noqa: E402
+from simgpu_apps.cli import main                                        # noqa: E402
+from simgpu_apps.experiments import (SIZES, Ctx, connected_components,  # noqa: E402
                                 device_info, list_ranking, runner)
 
 # the list-ranking tables made of simulated numbers only (equal on any executor)
@@ -126,7 +126,7 @@ def test_without_dask_the_error_names_the_extra(tmp_path, capsys, monkeypatch):
 
 
 def test_scheduler_refuses_a_real_gpu(tmp_path, capsys, monkeypatch):
-    import simgpu.experiments as ex
+    import simgpu_apps.experiments as ex
     real = dict(device_info("sim:gtx260"), real=True)
     monkeypatch.setattr(ex, "device_info", lambda name: real)
     code = main(["paper", "--quick", "--tiny", "--device", "cuda", "--out", str(tmp_path),

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from simgpu.cli import main
-from simgpu.experiments import runner
+from simgpu_apps.cli import main
+from simgpu_apps.experiments import runner
 
 CLAIMS = ("fig2-gpu-vs-cpu", "fig3l-per-element", "fig3r-64-beats-48", "fig3r-crossing-inflection",
           "table2-rs3-vs-rs5", "table3-random-vs-even", "p-small-factor-of-cores",
@@ -125,7 +125,7 @@ def test_jobs_2_gives_the_same_numbers(runs):
 
 
 def test_cc_missing_is_reported_not_available(tmp_path, monkeypatch):
-    from simgpu.experiments import connected_components as ccx
+    from simgpu_apps.experiments import connected_components as ccx
     monkeypatch.setattr(ccx, "available", lambda: "ImportError: being written")
     paper(tmp_path, "--only", "cc")
     text = (tmp_path / "report.md").read_text()
@@ -170,7 +170,7 @@ def test_cc_figures_time_and_count_the_sv_kernels_only():
     figures and Table 4 are about SV0..SV5: time_ms is their sum alone."""
     from algorithms import connected_components as cc
     import simgpu
-    from simgpu.experiments import connected_components as E
+    from simgpu_apps.experiments import connected_components as E
     params = dict(graph="trees", arg=2, m=256, seed=E.GRAPH_SEED, blocks=None,
                   engine="timed-block", components=E.COMPONENTS)
     out = E.compute_sim(params, "sim:gtx260")

@@ -1,4 +1,4 @@
-"""The coalescing class's scripts: simgpu.examples.striding, .packing, .splitter_kernels.
+"""The coalescing class's scripts: simgpu_apps.lessons.striding, .packing, .splitter_kernels.
 
 Each runs at a tiny size into a temporary folder.  The numbers it prints are
 held against LaunchReports of the same measurement made here again through the
@@ -16,8 +16,8 @@ import pytest
 
 import simgpu
 from algorithms import generators, list_ranking
-from simgpu.examples import _lesson, packing, splitter_kernels, striding
-from simgpu.examples.coalescing import copy_partitioning, copy_striding
+from simgpu_apps.lessons import _lesson, packing, splitter_kernels, striding
+from simgpu_apps.lessons.coalescing import copy_partitioning, copy_striding
 
 HAVE_MPL = importlib.util.find_spec("matplotlib") is not None
 ROOT = Path(__file__).resolve().parents[1]
@@ -170,7 +170,7 @@ def test_bad_device_is_a_usage_error(argv, capsys):
 def test_runnable_with_python_m():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     for name in ("striding", "packing", "splitter_kernels"):
-        p = subprocess.run([sys.executable, "-m", f"simgpu.examples.{name}", "--help"], cwd=ROOT,
+        p = subprocess.run([sys.executable, "-m", f"simgpu_apps.lessons.{name}", "--help"], cwd=ROOT,
                            env=env, capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, p.stderr
-        assert f"python -m simgpu.examples.{name}" in p.stdout and "--device" in p.stdout
+        assert f"python -m simgpu_apps.lessons.{name}" in p.stdout and "--device" in p.stdout

@@ -3,7 +3,7 @@ Dehne & Yogaratnam (list ranking: Fig. 2, Fig. 3, Tables 2 and 3; connected
 components: Fig. 4, 5, 6 and Table 4) on a simulated GPU or on the real one,
 and writes report.md with a verdict for each of the paper's claims.
 
-    from simgpu.experiments import run_paper
+    from simgpu_apps.experiments import run_paper
     run_paper(out="out/paper", size_name="quick", device="sim:gtx260", jobs=2)
     run_paper(out="out/paper", size_name="quick", scheduler="tcp://host:8786")   # a Dask cluster
 

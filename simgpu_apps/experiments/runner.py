@@ -45,10 +45,10 @@ EXPERIMENT_VERSION = "1"
 # experiment name -> "module:function"; the function takes (params: dict, device: str)
 # and returns a JSON-able dict.
 COMPUTE = {
-    "lr_sim": "simgpu.experiments.list_ranking:compute_sim",
-    "lr_wall": "simgpu.experiments.list_ranking:compute_wall",
-    "cc_sim": "simgpu.experiments.connected_components:compute_sim",
-    "cc_wall": "simgpu.experiments.connected_components:compute_wall",
+    "lr_sim": "simgpu_apps.experiments.list_ranking:compute_sim",
+    "lr_wall": "simgpu_apps.experiments.list_ranking:compute_wall",
+    "cc_sim": "simgpu_apps.experiments.connected_components:compute_sim",
+    "cc_wall": "simgpu_apps.experiments.connected_components:compute_wall",
 }
 
 _ROOT = Path(__file__).resolve().parents[2]

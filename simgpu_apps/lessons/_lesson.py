@@ -1,7 +1,7 @@
 """What the three coalescing lessons share: options, devices, sums of report
 fields, tables, and pictures (matplotlib, optional).
 
-The lessons (each ``python -m simgpu.examples.<name> --help``):
+The lessons (each ``python -m simgpu_apps.lessons.<name> --help``):
 
   striding          striding vs partitioning loops (the paper's section 2.5)
   packing           48- vs 64-bit packing of the random splitter (Fig. 3 right)

@@ -20,9 +20,9 @@ GTX 260) found the 64-bit version faster up to about 52-54M nodes and the
 columns of the two versions, size by size and step by step; the last lines
 say what this run shows, computed from its reports.
 
-    python -m simgpu.examples.packing                      # sim:gtx260, n = 2^12, 2^14, 2^16
-    python -m simgpu.examples.packing --device sim:h100 --out pictures/
-    python -m simgpu.examples.packing --sizes 4096 --no-plot
+    python -m simgpu_apps.lessons.packing                      # sim:gtx260, n = 2^12, 2^14, 2^16
+    python -m simgpu_apps.lessons.packing --device sim:h100 --out pictures/
+    python -m simgpu_apps.lessons.packing --sizes 4096 --no-plot
 
 Writes packing_<gpu>.png: total time against n for both versions, and the
 transactions and time of each step (RS1..RS5) at the largest n.
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import sys
 
-from simgpu.examples import _lesson
+from simgpu_apps.lessons import _lesson
 
 ENGINE = "timed-block"      # the engine of `simgpu paper`'s list-ranking points
 STEPS = ("RS1", "RS2", "RS3", "RS4", "RS5")
@@ -128,7 +128,7 @@ def picture(results, sizes, steps, device, out):
 
 
 def main(argv=None) -> int:
-    p = _lesson.parser("python -m simgpu.examples.packing", __doc__)
+    p = _lesson.parser("python -m simgpu_apps.lessons.packing", __doc__)
     p.add_argument("--sizes", "-n", type=int, nargs="+", default=list(SIZES), metavar="N",
                    help="list sizes (default 4096 16384 65536)")
     p.add_argument("--seed", type=int, default=INPUT_SEED, help="seed of the random lists")

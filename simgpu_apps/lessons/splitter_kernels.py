@@ -19,9 +19,9 @@ half-warp's (warp's) words share a few segments.  The paper's Table 2 (GTX
 access" (about 1 where the lanes are scattered), then at the time; the per-line tables show which source lines make
 the transactions (a gather like sp_rank[owner] in RS5 is scattered too).
 
-    python -m simgpu.examples.splitter_kernels              # sim:gtx260, n = 2^16, 64-bit
-    python -m simgpu.examples.splitter_kernels --device sim:h100 --packing 48
-    python -m simgpu.examples.splitter_kernels -n 4096 --no-plot
+    python -m simgpu_apps.lessons.splitter_kernels              # sim:gtx260, n = 2^16, 64-bit
+    python -m simgpu_apps.lessons.splitter_kernels --device sim:h100 --packing 48
+    python -m simgpu_apps.lessons.splitter_kernels -n 4096 --no-plot
 
 Writes splitter_kernels_<gpu>.png: time, transactions and transactions per
 access of each step.
@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import sys
 
-from simgpu.examples import _lesson
-from simgpu.examples.packing import ENGINE, INPUT_SEED, STEPS, measure
+from simgpu_apps.lessons import _lesson
+from simgpu_apps.lessons.packing import ENGINE, INPUT_SEED, STEPS, measure
 
 N = 1 << 16
 HEADERS = ("step", "launches", "accesses", "per node", "transactions", "per access",
@@ -128,7 +128,7 @@ def picture(rows, device, n, packing, out):
 
 
 def main(argv=None) -> int:
-    p = _lesson.parser("python -m simgpu.examples.splitter_kernels", __doc__)
+    p = _lesson.parser("python -m simgpu_apps.lessons.splitter_kernels", __doc__)
     p.add_argument("-n", type=int, default=N, help=f"list size (default {N})")
     p.add_argument("--packing", type=int, default=64, choices=(64, 48))
     p.add_argument("--seed", type=int, default=INPUT_SEED, help="seed of the random list")

@@ -16,9 +16,9 @@ partitioning copy; then at the simulated time.  On sim:gtx260 (no data caches)
 the extra bytes cost time; try --device sim:h100, whose L1 and L2 caches catch
 part of them: the counts stay bad, the time suffers less.
 
-    python -m simgpu.examples.striding                       # sim:gtx260, n = 2^14, 2^16, 2^18
-    python -m simgpu.examples.striding --device sim:h100 --out pictures/
-    python -m simgpu.examples.striding --sizes 4096 --no-plot
+    python -m simgpu_apps.lessons.striding                       # sim:gtx260, n = 2^14, 2^16, 2^18
+    python -m simgpu_apps.lessons.striding --device sim:h100 --out pictures/
+    python -m simgpu_apps.lessons.striding --sizes 4096 --no-plot
 
 Writes striding_<gpu>.png: the first warp's load of each kernel (a dot per lane,
 a box per transaction) and the transactions and times against n.
@@ -29,8 +29,8 @@ import sys
 
 import numpy as np
 
-from simgpu.examples import _lesson
-from simgpu.examples.coalescing import copy_partitioning, copy_striding
+from simgpu_apps.lessons import _lesson
+from simgpu_apps.lessons.coalescing import copy_partitioning, copy_striding
 
 KERNELS = {"striding": copy_striding, "partitioning": copy_partitioning}
 ENGINE = "timed"            # the per-warp timed engine, as `simgpu coalesce --example striding`
@@ -130,7 +130,7 @@ def picture(reports, sizes, arch, device, out):
 
 
 def main(argv=None) -> int:
-    p = _lesson.parser("python -m simgpu.examples.striding", __doc__)
+    p = _lesson.parser("python -m simgpu_apps.lessons.striding", __doc__)
     p.add_argument("--sizes", "-n", type=int, nargs="+", default=list(SIZES), metavar="N",
                    help="numbers of words to copy (default 16384 65536 262144)")
     args = p.parse_args(argv)

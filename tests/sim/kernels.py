@@ -14,7 +14,7 @@ def scale_add(a: Array[f32], b: Array[f32], out: Array[f32], alpha: f32, n: i32)
 
 
 # The paper's striding and partitioning copies live with the teaching examples.
-from simgpu.examples.coalescing import copy_partitioning, copy_striding  # noqa: E402,F401
+from simgpu_apps.lessons.coalescing import copy_partitioning, copy_striding  # noqa: E402,F401
 
 
 @kernel
