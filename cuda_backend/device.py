@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simgpu.device import Device, DeviceArray
+from simgpu.device import Device, DeviceArray, register_device
 from simgpu.ir.types import ArrayType
 from simgpu.report import LaunchReport
 
@@ -79,6 +79,8 @@ class CudaDevice(Device):
         props = cp.cuda.runtime.getDeviceProperties(index)
         self.gpu_name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
         self.arch = f"sm_{props['major']}{props['minor']}"
+        self.sm_count = int(props["multiProcessorCount"])
+        self.max_threads_per_sm = int(props["maxThreadsPerMultiProcessor"])
         self._limits = CudaLimits(props["maxThreadsPerBlock"], tuple(props["maxThreadsDim"]),
                                   tuple(props["maxGridSize"]), props["sharedMemPerBlock"])
         self._modules: dict = {}
@@ -204,3 +206,15 @@ class CudaDevice(Device):
 
     def __repr__(self):
         return f"<CudaDevice {self.name}: {self.gpu_name}, {self.arch}>"
+
+
+def open_cuda_device(spec: str | None) -> CudaDevice:
+    """The factory behind ``get_device("cuda")`` / ``get_device("cuda:N")``."""
+    if spec is None:
+        return CudaDevice(0)
+    if not spec.isdigit():
+        raise ValueError(f"'cuda:{spec}': name a GPU by its index, e.g. cuda:0")
+    return CudaDevice(int(spec))
+
+
+register_device("cuda", open_cuda_device)

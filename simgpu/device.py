@@ -1,4 +1,4 @@
-"""The device interface every backend implements, and the simulator's device.
+"""The device interface every backend implements, and the registry of backends.
 
     dev = simgpu.get_device("sim:gtx260")          # or "sim:h100", "cuda", "cuda:1"
     a = dev.to_device(np.arange(n, dtype=np.int32))
@@ -18,7 +18,7 @@ import numpy as np
 from .ir.types import ArrayType, ScalarType, from_dtype
 from .lang import Kernel
 from .lang.errors import LaunchError
-from .report import CopyReport, LaunchReport
+from .report import LaunchReport
 
 ALIGNMENT = 256           # cudaMalloc returns 256-byte aligned pointers
 
@@ -69,6 +69,13 @@ class Device(ABC):
     """What an algorithm may use: arrays in, kernels launched, reports out."""
 
     name: str = "device"
+
+    # Capabilities, which callers read instead of probing for a backend's attributes.
+    # is_simulated: the simulator's results (counts, modelled times; an engine to
+    # choose with ``default_engine``), else a real GPU's (measured times, no counts).
+    # Every device also tells ``gpu_name``, ``arch``, ``sm_count`` and
+    # ``max_threads_per_sm``.
+    is_simulated: bool = False
 
     def to_device(self, host) -> DeviceArray:
         host = np.ascontiguousarray(host)
@@ -200,129 +207,65 @@ def _check_scalar_arg(fn, p, a):
     return a
 
 
-class SimDevice(Device):
-    """A simulated GPU described by a config file (``sim:gtx260``, ``sim:h100``, ...)."""
-
-    def __init__(self, config, name: str):
-        self.config = config
-        self.name = name
-        self._next = ALIGNMENT
-        # The engine used where a launch names none (lockstep, or warps for random
-        # schedules); set it to "timed" or "timed-block" to time whole algorithms.
-        self.default_engine: str | None = None
-        # Every host<->device copy, timed over the config's PCIe link (CopyReport).
-        self.copies: list[CopyReport] = []
-        self.cache_control = "none"
-        self.flush_caches()
-
-    CACHE_CONTROLS = ("none", "all")
-
-    @property
-    def cache_control(self) -> str:
-        """What happens to the L2 between launches, named as Nsight Compute's option:
-        "none" keeps its contents from one launch to the next (as back-to-back kernels
-        on the GPU see them); "all" starts every launch with an empty L2 (what ``ncu
-        --cache-control all``, its default, does before each kernel it profiles), so a
-        simulated time compares like with like against a time ncu measured."""
-        return self._cache_control
-
-    @cache_control.setter
-    def cache_control(self, value: str) -> None:
-        if value not in self.CACHE_CONTROLS:
-            raise ValueError(f"cache_control must be one of {self.CACHE_CONTROLS} "
-                             f"(as ncu's --cache-control), not {value!r}")
-        self._cache_control = value
-
-    def flush_caches(self) -> None:
-        """Start the L2 empty (clean): what Nsight Compute's ``--cache-control all``
-        does before each kernel. Its contents are otherwise kept across launches."""
-        self.l2 = None
-        if self.config.cache.present:
-            from .mem.caches import L2
-            self.l2 = L2.for_config(self.config.cache)
-
-    @property
-    def limits(self):
-        return self.config.limits
-
-    @property
-    def arch(self) -> str:
-        return self.config.gpu.arch
-
-    @property
-    def copy_time_ms(self) -> float:
-        """Simulated time of all host<->device copies so far (clear ``copies`` to restart)."""
-        return sum(c.time_ms for c in self.copies)
-
-    def copy_time(self, nbytes: int) -> float:
-        """Milliseconds one copy of ``nbytes`` takes over PCIe: the per-copy latency plus
-        the bytes at the link's bandwidth (the config's pinned-memory figures)."""
-        pcie = self.config.pcie
-        return pcie.latency_us / 1e3 + nbytes / (pcie.bandwidth_gbps * 1e6)
-
-    def _record_copy(self, direction: str, arr: DeviceArray, nbytes: int) -> None:
-        self.copies.append(CopyReport(direction, nbytes, self.copy_time(nbytes), repr(arr)))
-
-    def _allocate(self, host):
-        arr = self._allocate_fresh(host.copy())
-        self._record_copy("host_to_device", arr, host.nbytes)
-        return arr
-
-    def _allocate_zeros(self, n, dtype):
-        return self._allocate_fresh(np.zeros(n, dtype=dtype))
-
-    def _allocate_fresh(self, data):
-        base = self._next
-        self._next += -(-max(data.nbytes, 1) // ALIGNMENT) * ALIGNMENT
-        return DeviceArray(self, data, base)
-
-    def _to_host(self, arr):
-        self._record_copy("device_to_host", arr, arr.nbytes)
-        return arr._data.copy()
-
-    def _copy_from(self, arr, host):
-        arr._data[...] = host
-        self._record_copy("host_to_device", arr, arr.nbytes)
-
-    def launch(self, kernel, grid, block, *args, engine: str | None = None,
-               schedule: str = "fixed", seed: int = 0) -> LaunchReport:
-        """Run ``kernel`` on the simulator.
-
-        ``engine``: "lockstep" (default for the fixed schedule), "warps"
-        (per-warp interleaving; default for ``schedule="random"``), "timed"
-        (simulated time, every warp a process) or "timed-block" (simulated
-        time, each block's warps in lockstep: faster).
-        ``schedule``: "fixed" or "random" (with ``seed``).
-        """
-        from .sim import launch as sim_launch
-        fn, grid, block, scalars, arrays = self.check_launch(kernel, grid, block, args)
-        if engine is None and schedule == "fixed":
-            engine = self.default_engine
-        if self.cache_control == "all":
-            self.flush_caches()
-        return sim_launch.run(self, fn, grid, block, scalars, arrays, engine, schedule, seed)
-
-    def __repr__(self):
-        return f"<SimDevice {self.name}: {self.config.gpu.name}, {self.arch}>"
-
-
 DEFAULT_DEVICE = "sim:gtx260"
 
 
+# --- the device registry --------------------------------------------------------------
+# A backend registers a name prefix with a factory; the core imports no backend.
+# The simulator (simgpu.sim.device) registers "sim" when simgpu is imported. Any
+# other prefix is looked up the first time it is asked for by importing the package
+# named "<prefix>_backend" (so "cuda" finds cuda_backend, which registers itself on
+# import). A naming convention rather than entry points: entry points exist only in an
+# installed copy's metadata, while this project also runs from source checkouts put on
+# PYTHONPATH (the GPU machine, worktrees), where a convention works the same.
+
+_FACTORIES: dict = {}
+
+
+def register_device(prefix: str, factory) -> None:
+    """Make ``get_device("<prefix>")`` and ``get_device("<prefix>:<spec>")`` call
+    ``factory(spec)`` (``spec`` is None for the bare prefix) for a new Device."""
+    if not prefix.isidentifier():
+        raise ValueError(f"a device prefix is a name such as 'sim' or 'cuda', not {prefix!r}")
+    _FACTORIES[prefix] = factory
+
+
+def registered_devices() -> tuple:
+    """The prefixes registered so far."""
+    return tuple(sorted(_FACTORIES))
+
+
+def _factory(prefix: str):
+    if prefix not in _FACTORIES and prefix.isidentifier():
+        import importlib
+        module = f"{prefix}_backend"
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:            # the backend is there; something it needs is not
+                raise RuntimeError(f"the {prefix!r} device's backend ({module}) could not be "
+                                   f"loaded: {exc}") from None
+    return _FACTORIES.get(prefix)
+
+
 def get_device(name: str = DEFAULT_DEVICE) -> Device:
-    """``"sim:<config>"`` (a bundled name or a .toml path), ``"cuda"`` or ``"cuda:N"``."""
+    """``"sim:<config>"`` (a bundled name or a .toml path), ``"cuda"`` or ``"cuda:N"``,
+    or ``"<prefix>[:<spec>]"`` of any registered backend."""
     if isinstance(name, Device):
         return name
     if not isinstance(name, str):
         raise ValueError(f"device name must be a string such as 'sim:gtx260', not {name!r}")
-    if name.startswith("sim:"):
-        from .configs import load_config
-        return SimDevice(load_config(name[4:]), name)
-    if name == "cuda" or name.startswith("cuda:"):
-        try:
-            from cuda_backend.device import CudaDevice
-        except ImportError as exc:   # the backend itself ships with simgpu; CuPy may not
-            raise RuntimeError(f"the CUDA backend could not be loaded: {exc}") from None
-        return CudaDevice(int(name[5:]) if ":" in name else 0)
-    raise ValueError(f"unknown device {name!r}: use 'sim:<config>' (e.g. sim:gtx260, sim:h100, "
-                     "sim:h200, or sim:path/to/gpu.toml) or 'cuda' / 'cuda:N'")
+    prefix, colon, spec = name.partition(":")
+    factory = _factory(prefix)
+    if factory is None:
+        raise ValueError(f"unknown device {name!r}: use 'sim:<config>' (e.g. sim:gtx260, sim:h100, "
+                         "sim:h200, or sim:path/to/gpu.toml) or 'cuda' / 'cuda:N'")
+    return factory(spec if colon else None)
+
+
+def __getattr__(name):
+    # SimDevice lived here before the simulator became a backend (simgpu.sim.device).
+    if name == "SimDevice":
+        from .sim.device import SimDevice
+        return SimDevice
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -294,7 +294,7 @@ def cmd_cc(args):
 def _engine_device(args):
     dev = _device(args.device)
     if args.engine:
-        if not args.device.startswith("sim:"):
+        if not dev.is_simulated:
             raise UserError("--engine applies to simulated devices only")
         dev.default_engine = args.engine
     return dev

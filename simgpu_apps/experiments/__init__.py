@@ -74,17 +74,16 @@ def device_info(name: str) -> dict:
     except RuntimeError as exc:                  # no CuPy / no GPU for "cuda"
         raise ValueError(str(exc)) from None
     cfg = getattr(dev, "config", None)
-    real = not hasattr(dev, "default_engine")
+    real = not dev.is_simulated
     if cfg is not None:
         info = dict(sm_count=int(cfg.gpu.sm_count), cores=int(cfg.gpu.sm_count * cfg.gpu.cores_per_sm),
                     resident_threads=int(cfg.gpu.sm_count * cfg.limits.max_threads_per_sm),
                     gpu_name=cfg.gpu.name, arch=dev.arch, config_key=cfg.key)
     else:                                        # a GPU without a bundled config
-        props = dev.cp.cuda.runtime.getDeviceProperties(dev.index)
-        sms = int(props["multiProcessorCount"])
-        info = dict(sm_count=sms, cores=sms * 128, resident_threads=sms * int(
-            props["maxThreadsPerMultiProcessor"]), gpu_name=dev.gpu_name, arch=dev.arch,
-            config_key=None, cores_note="cores assumed 128 per SM (no bundled config)")
+        info = dict(sm_count=dev.sm_count, cores=dev.sm_count * 128,
+                    resident_threads=dev.sm_count * dev.max_threads_per_sm, gpu_name=dev.gpu_name,
+                    arch=dev.arch, config_key=None,
+                    cores_note="cores assumed 128 per SM (no bundled config)")
     # cost estimates are host seconds of the simulator (measured: sim:h100 runs these
     # sizes about as fast as sim:gtx260); on a real GPU the time goes to input generation
     info["cost_scale"] = 0.1 if real else 1.0

@@ -74,7 +74,7 @@ def compute_sim(params: dict, device: str) -> dict:
     engine = params["engine"]
     dev = make_device(device, engine if engine != "cuda" else "timed-block")
     threads = params["blocks"] * 256 if params["blocks"] else None
-    real = not hasattr(dev, "default_engine")
+    real = not dev.is_simulated
     runs = params.get("repeats", 1) + (1 if real else 0)
     totals, r = [], None
     for k in range(runs):

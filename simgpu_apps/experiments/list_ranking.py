@@ -32,7 +32,7 @@ def make_device(name: str, engine: str = "timed-block"):
     and cache contents then depend on the point alone, not on what ran before."""
     import simgpu
     dev = simgpu.get_device(name)
-    if hasattr(dev, "default_engine"):
+    if dev.is_simulated:
         dev.default_engine = engine
     return dev
 
@@ -80,7 +80,7 @@ def compute_sim(params: dict, device: str) -> dict:
     if params["method"] == "random-splitter":
         kw = dict(packing=params["packing"], splitters=params["splitters"],
                   seed=params["seed"], threads=params["threads"])
-    real = not hasattr(dev, "default_engine")           # cuda: warm up, then median of repeats
+    real = not dev.is_simulated                         # cuda: warm up, then median of repeats
     runs = params.get("repeats", 1) + (1 if real else 0)
     totals, r = [], None
     for k in range(runs):

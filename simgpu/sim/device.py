@@ -1,0 +1,140 @@
+"""The simulator as a device backend: ``sim:<config>`` (a bundled name such as
+``sim:gtx260`` / ``sim:h100``, or a path to a .toml), registered with the core's
+device registry as the prefix "sim"."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..device import ALIGNMENT, Device, DeviceArray, register_device
+from ..report import CopyReport, LaunchReport
+
+
+class SimDevice(Device):
+    """A simulated GPU described by a config file (``sim:gtx260``, ``sim:h100``, ...)."""
+
+    def __init__(self, config, name: str):
+        self.config = config
+        self.name = name
+        self._next = ALIGNMENT
+        # The engine used where a launch names none (lockstep, or warps for random
+        # schedules); set it to "timed" or "timed-block" to time whole algorithms.
+        self.default_engine: str | None = None
+        # Every host<->device copy, timed over the config's PCIe link (CopyReport).
+        self.copies: list[CopyReport] = []
+        self.cache_control = "none"
+        self.flush_caches()
+
+    CACHE_CONTROLS = ("none", "all")
+    is_simulated = True
+
+    @property
+    def cache_control(self) -> str:
+        """What happens to the L2 between launches, named as Nsight Compute's option:
+        "none" keeps its contents from one launch to the next (as back-to-back kernels
+        on the GPU see them); "all" starts every launch with an empty L2 (what ``ncu
+        --cache-control all``, its default, does before each kernel it profiles), so a
+        simulated time compares like with like against a time ncu measured."""
+        return self._cache_control
+
+    @cache_control.setter
+    def cache_control(self, value: str) -> None:
+        if value not in self.CACHE_CONTROLS:
+            raise ValueError(f"cache_control must be one of {self.CACHE_CONTROLS} "
+                             f"(as ncu's --cache-control), not {value!r}")
+        self._cache_control = value
+
+    def flush_caches(self) -> None:
+        """Start the L2 empty (clean): what Nsight Compute's ``--cache-control all``
+        does before each kernel. Its contents are otherwise kept across launches."""
+        self.l2 = None
+        if self.config.cache.present:
+            from ..mem.caches import L2
+            self.l2 = L2.for_config(self.config.cache)
+
+    @property
+    def limits(self):
+        return self.config.limits
+
+    @property
+    def arch(self) -> str:
+        return self.config.gpu.arch
+
+    @property
+    def gpu_name(self) -> str:
+        return self.config.gpu.name
+
+    @property
+    def sm_count(self) -> int:
+        return int(self.config.gpu.sm_count)
+
+    @property
+    def max_threads_per_sm(self) -> int:
+        return int(self.config.limits.max_threads_per_sm)
+
+    @property
+    def copy_time_ms(self) -> float:
+        """Simulated time of all host<->device copies so far (clear ``copies`` to restart)."""
+        return sum(c.time_ms for c in self.copies)
+
+    def copy_time(self, nbytes: int) -> float:
+        """Milliseconds one copy of ``nbytes`` takes over PCIe: the per-copy latency plus
+        the bytes at the link's bandwidth (the config's pinned-memory figures)."""
+        pcie = self.config.pcie
+        return pcie.latency_us / 1e3 + nbytes / (pcie.bandwidth_gbps * 1e6)
+
+    def _record_copy(self, direction: str, arr: DeviceArray, nbytes: int) -> None:
+        self.copies.append(CopyReport(direction, nbytes, self.copy_time(nbytes), repr(arr)))
+
+    def _allocate(self, host):
+        arr = self._allocate_fresh(host.copy())
+        self._record_copy("host_to_device", arr, host.nbytes)
+        return arr
+
+    def _allocate_zeros(self, n, dtype):
+        return self._allocate_fresh(np.zeros(n, dtype=dtype))
+
+    def _allocate_fresh(self, data):
+        base = self._next
+        self._next += -(-max(data.nbytes, 1) // ALIGNMENT) * ALIGNMENT
+        return DeviceArray(self, data, base)
+
+    def _to_host(self, arr):
+        self._record_copy("device_to_host", arr, arr.nbytes)
+        return arr._data.copy()
+
+    def _copy_from(self, arr, host):
+        arr._data[...] = host
+        self._record_copy("host_to_device", arr, arr.nbytes)
+
+    def launch(self, kernel, grid, block, *args, engine: str | None = None,
+               schedule: str = "fixed", seed: int = 0) -> LaunchReport:
+        """Run ``kernel`` on the simulator.
+
+        ``engine``: "lockstep" (default for the fixed schedule), "warps"
+        (per-warp interleaving; default for ``schedule="random"``), "timed"
+        (simulated time, every warp a process) or "timed-block" (simulated
+        time, each block's warps in lockstep: faster).
+        ``schedule``: "fixed" or "random" (with ``seed``).
+        """
+        from . import launch as sim_launch
+        fn, grid, block, scalars, arrays = self.check_launch(kernel, grid, block, args)
+        if engine is None and schedule == "fixed":
+            engine = self.default_engine
+        if self.cache_control == "all":
+            self.flush_caches()
+        return sim_launch.run(self, fn, grid, block, scalars, arrays, engine, schedule, seed)
+
+    def __repr__(self):
+        return f"<SimDevice {self.name}: {self.config.gpu.name}, {self.arch}>"
+
+
+def open_sim_device(spec: str | None) -> SimDevice:
+    """The factory behind ``get_device("sim:<spec>")``."""
+    if not spec:
+        raise ValueError("name the simulated GPU: 'sim:<config>' (e.g. sim:gtx260, sim:h100, "
+                         "sim:h200, or sim:path/to/gpu.toml)")
+    from ..configs import load_config
+    return SimDevice(load_config(spec), f"sim:{spec}")
+
+
+register_device("sim", open_sim_device)
