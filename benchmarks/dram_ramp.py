@@ -325,7 +325,7 @@ def simulate() -> str:
     (from cycle 0, the first block's dispatch) and load latencies by issue time."""
     import simgpu
     from cuda_backend import calibrate as C
-    from simgpu.mem import dram
+    from simgpu.mem import memory_system as dram
     lines = []
     orig, orig_cross = dram.MemorySystem.access, dram.MemorySystem.cross
     for label, kind, n, blocks, threads in CASES:
@@ -344,7 +344,7 @@ def simulate() -> str:
             def access(self, k, addresses, sizes, t, sm=0, _log=log):
                 back = orig(self, k, addresses, sizes, t, sm)
                 a = int(addresses[0])            # (a warp's load here: one 128-B line)
-                far = self.split and (self._where(a)[0] & 1) != self.sm_half[sm]
+                far = self.slices.split and (self.amap.where(a)[0] & 1) != self.slices.sm_half[sm]
                 _log.append((k, t, back, a, far))
                 return back
             waits = []                           # far loads' wait on the link, cycles

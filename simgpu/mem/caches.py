@@ -124,7 +124,7 @@ class L2:
     memory partition's) that holds its written data and is the one to go to DRAM;
     the other half may hold a clean copy of it, made when one of its own SMs read
     it.  Which half a lookup goes to is the memory system's business
-    (:class:`~simgpu.mem.dram.MemorySystem`); this class holds the halves, the
+    (:class:`~simgpu.mem.l2_slices.L2Slices`); this class holds the halves, the
     clock their ready times are kept on, and the counts over both.
     """
 

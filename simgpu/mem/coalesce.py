@@ -46,7 +46,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Batch", "coalesce_batch", "transactions", "WARP_SIZE", "SECTOR_BYTES"]
+__all__ = ["Batch", "coalesce_batch", "transactions", "warp_transactions", "parse_arch",
+           "WARP_SIZE", "SECTOR_BYTES"]
 
 WARP_SIZE = 32
 HALF_WARP = 16
@@ -56,7 +57,7 @@ WORD_SIZES = (1, 2, 4, 8, 16)
 _ARCH_RE = re.compile(r"sm_(\d{2,3})")
 
 
-def _parse_arch(arch) -> int:
+def parse_arch(arch) -> int:
     """'sm_13' -> 13 (major*10 + minor). Anything but 'sm_NN'/'sm_NNN' is refused."""
     m = _ARCH_RE.fullmatch(arch) if isinstance(arch, str) else None
     if m is None or int(m.group(1)) < 10:
@@ -97,7 +98,7 @@ def transactions(addresses, word_size, arch, active=None) -> list[tuple[int, int
     returned in issue order: half-warp 0 then 1 on CC 1.x, in the order the
     guide's algorithm issues them; ascending sector address on CC 2.0+.
     """
-    cc = _parse_arch(arch)
+    cc = parse_arch(arch)
     ws = _check_word_size(word_size)
     addrs = [operator.index(a) for a in addresses]   # TypeError for non-integers
     n = len(addrs)
@@ -112,51 +113,9 @@ def transactions(addresses, word_size, arch, active=None) -> list[tuple[int, int
                 raise ValueError(f"lane {k}: negative address {addrs[k]}")
             raise _misaligned(f"lane {k}", addrs[k], ws)
 
-    if cc >= 20:
-        # A naturally aligned word of <= 16 bytes lies in exactly one sector.
-        sectors = sorted({addrs[k] // SECTOR_BYTES for k in range(n) if act[k]})
-        return [(s * SECTOR_BYTES, SECTOR_BYTES) for s in sectors]
-
-    out: list[tuple[int, int]] = []
-    for start in range(0, n, HALF_WARP):
-        lanes = [k for k in range(start, min(start + HALF_WARP, n)) if act[k]]
-        if not lanes:
-            continue                      # a half-warp with no active thread issues nothing
-        if cc < 12:
-            out += _half_warp_strict(lanes, addrs, ws)
-        else:
-            out += _half_warp_relaxed(lanes, addrs, ws)
-    return out
-
-
-def _half_warp_strict(lanes, addrs, ws):
-    """CC 1.0/1.1 (G.3.2.1): all-or-nothing coalescing of one half-warp."""
-    bases = {addrs[k] - (k % HALF_WARP) * ws for k in lanes}   # thread k must read word k
-    if ws >= 4 and len(bases) == 1:
-        base = bases.pop()
-        if base % (HALF_WARP * ws) == 0:                       # segment aligned to 16 words
-            if ws == 4:
-                return [(base, 64)]
-            if ws == 8:
-                return [(base, 128)]
-            return [(base, 128), (base + 128, 128)]            # 16-byte words: 2 x 128 B
-    # Not coalesced: one transaction per active thread, the 32 B segment holding its word.
-    return [(addrs[k] // SECTOR_BYTES * SECTOR_BYTES, SECTOR_BYTES) for k in lanes]
-
-
-def _half_warp_relaxed(lanes, addrs, ws):
-    """CC 1.2/1.3 (G.3.2.2), step by step."""
-    seg_size = _segment_size_1x(ws)
-    pending = list(lanes)
-    out = []
-    while pending:
-        seg = addrs[pending[0]] // seg_size * seg_size        # lowest-numbered thread's segment
-        served = [k for k in pending if addrs[k] // seg_size * seg_size == seg]
-        lo = min(addrs[k] for k in served)
-        hi = max(addrs[k] for k in served) + ws                # one past the last byte used
-        out.append(_shrink(seg, seg_size, lo, hi))
-        pending = [k for k in pending if k not in served]
-    return out
+    lanes = [k for k in range(n) if act[k]]
+    _, out_a, out_s = warp_transactions([addrs[k] for k in lanes], lanes, ws, cc)
+    return list(zip(out_a, out_s))
 
 
 def _shrink(start, size, lo, hi):
@@ -233,7 +192,7 @@ def coalesce_batch(warp, lane, addresses, word_size, arch) -> Batch:
     transactions per warp, in the same order. No Python loop over warps:
     sorts and reductions on packed integer keys.
     """
-    cc = _parse_arch(arch)
+    cc = parse_arch(arch)
     ws = _check_word_size(word_size)
     warp = np.asarray(warp, dtype=np.int64).ravel()
     lane = np.asarray(lane, dtype=np.int64).ravel()
@@ -367,3 +326,74 @@ def _batch_relaxed(group, gstart, lane, addr, ws):
     off, size = _QUARTER_TABLES[seg_size]
     address = (unpack(head >> 6) << shift) + off[quarters]
     return group[gstart[txn_row]] >> 1, address, size[quarters]
+
+
+# --------------------------------------------------------------------------
+# One warp in plain Python: the rules as the simulator's hot path applies them.
+# --------------------------------------------------------------------------
+
+def warp_transactions(addresses: list, lanes: list, ws: int, cc: int):
+    """One warp's (requests, transaction addresses, sizes), as ``coalesce_batch`` gives
+    them, in plain Python (a warp's 32 lanes are too few for numpy to pay off).
+
+    ``lanes`` must be ascending lane numbers 0..31 and every address >= 0 and
+    aligned to ``ws``; otherwise returns None (the caller then asks the
+    reference, which also reports the errors).
+    """
+    if not addresses:
+        return 0, [], []
+    previous = -1
+    if cc >= 20:                                   # distinct 32-byte sectors, ascending
+        sectors = set()
+        for a, k in zip(addresses, lanes):
+            if k <= previous or k > 31 or a < 0 or a % ws:
+                return None
+            previous = k
+            sectors.add(a >> 5)
+        sectors = sorted(sectors)
+        return 1, [x << 5 for x in sectors], [SECTOR_BYTES] * len(sectors)
+    if cc < 12:                                    # 1.0/1.1: all or nothing per half-warp
+        halves: dict = {}
+        for a, k in zip(addresses, lanes):
+            if k <= previous or k > 31 or a < 0 or a % ws:
+                return None
+            previous = k
+            halves.setdefault(k >> 4, []).append((a, k))
+        out_a: list = []
+        out_s: list = []
+        for half in halves.values():
+            bases = {a - (k % HALF_WARP) * ws for a, k in half}
+            if ws >= 4 and len(bases) == 1:
+                base = bases.pop()
+                if base % (HALF_WARP * ws) == 0:
+                    if ws == 16:
+                        out_a += [base, base + 128]
+                        out_s += [128, 128]
+                    else:
+                        out_a.append(base)
+                        out_s.append(64 if ws == 4 else 128)
+                    continue
+            for a, _ in half:
+                out_a.append(a // SECTOR_BYTES * SECTOR_BYTES)
+                out_s.append(SECTOR_BYTES)
+        return len(halves), out_a, out_s
+    seg_size = _segment_size_1x(ws)                # 1.2/1.3: segments, then shrink
+    off, size = _QUARTER_TABLES_LISTS[seg_size]
+    halves = ({}, {})                              # segment -> quarter mask, first-thread order
+    for a, k in zip(addresses, lanes):
+        if k <= previous or k > 31 or a < 0 or a % ws:
+            return None
+        previous = k
+        quarters = halves[k >> 4]
+        seg = a // seg_size
+        quarters[seg] = quarters.get(seg, 0) | 1 << ((a % seg_size) >> 5)
+    out_a = []
+    out_s = []
+    for quarters in halves:
+        for seg, mask in quarters.items():
+            out_a.append(seg * seg_size + off[mask])
+            out_s.append(size[mask])
+    return (len(halves[0]) > 0) + (len(halves[1]) > 0), out_a, out_s
+
+
+_QUARTER_TABLES_LISTS = {k: (o.tolist(), z.tolist()) for k, (o, z) in _QUARTER_TABLES.items()}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .coalesce import _parse_arch, transactions
+from .coalesce import parse_arch, transactions
 
 CELL = 4            # bytes per drawn cell
 ROW = 128           # bytes per drawn row
@@ -27,7 +27,7 @@ def access_pattern(stride: int, offset: int = 0, word_size: int = 4, lanes: int 
 def explain(addresses, word_size: int, arch: str, active=None, title: str = "") -> str:
     addresses = np.asarray(addresses, dtype=np.int64)
     active = np.ones(len(addresses), bool) if active is None else np.asarray(active, bool)
-    cc = _parse_arch(arch)
+    cc = parse_arch(arch)
     groups = [(f"half-warp {h} (lanes {16 * h}-{16 * h + 15})", range(16 * h, min(16 * h + 16, len(addresses))))
               for h in range((len(addresses) + 15) // 16)] if cc < 20 else \
         [(f"warp (lanes 0-{len(addresses) - 1})", range(len(addresses)))]
@@ -78,7 +78,7 @@ def plot(addresses, word_size: int, arch: str, path: str, title: str = "") -> No
     import matplotlib.pyplot as plt
 
     addresses = np.asarray(addresses, dtype=np.int64)
-    cc = _parse_arch(arch)
+    cc = parse_arch(arch)
     fig, ax = plt.subplots(figsize=(9, 4))
     span = 16 if cc < 20 else len(addresses)
     colors = plt.get_cmap("tab10")

@@ -10,7 +10,7 @@ resumed at its simulated time, so interleavings follow the timing model:
   ``k * warp_issue_cycles`` of it, and the warp cannot issue again before the
   ALU latency of those instructions has passed (other warps fill the gap);
 * **memory** — a load or atomic goes through the coalescer to the
-  partitions (``simgpu.mem.dram``) and the warp sleeps until the last of its
+  partitions (``simgpu.mem.memory_system``) and the warp sleeps until the last of its
   transactions is back; a store does not wait.  On GPUs with caches the
   SM's L1 and the L2 serve hits before the partitions; where the L2 is two
   halves, a load's data from the far half cross the link between them when
@@ -33,7 +33,7 @@ import numpy as np
 import simpy
 
 from ..mem.banks import bank_layout, bank_passes
-from ..mem.dram import MemorySystem
+from ..mem.memory_system import MemorySystem
 from .engines import BarrierPool, shared_bindings
 from .interpreter import Barrier, Counters, Executor
 from .lanes import Geometry, LaneGroup

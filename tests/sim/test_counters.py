@@ -53,7 +53,7 @@ def test_single_warp_pattern_cache(arch):
        ws=st.sampled_from([1, 2, 4, 8, 16]), data=st.data())
 def test_python_warp_coalescer_equals_the_batch_coalescer(arch, ws, data):
     """The timed engines' per-warp coalescer (plain Python) against coalesce_batch."""
-    from simgpu.sim.counters import warp_transactions
+    from simgpu.mem.coalesce import warp_transactions
     lanes = sorted(data.draw(st.lists(st.integers(0, 31), min_size=1, max_size=32, unique=True)))
     kind = data.draw(st.sampled_from(["random", "sequential", "strided", "same"]))
     first = data.draw(st.integers(0, 400))
@@ -73,6 +73,6 @@ def test_python_warp_coalescer_equals_the_batch_coalescer(arch, ws, data):
 
 
 def test_python_warp_coalescer_declines_what_it_does_not_check():
-    from simgpu.sim.counters import warp_transactions
+    from simgpu.mem.coalesce import warp_transactions
     assert warp_transactions([0, 4], [1, 0], 4, 13) is None        # lanes not ascending
     assert warp_transactions([0, 6], [0, 1], 4, 90) is None        # misaligned: the reference raises

@@ -278,7 +278,7 @@ def test_warp_groups_equal_lanegroup_warp(grid, block):
 
 def memory(device="sim:h100", tmp_path=None, **values):
     """A fresh MemorySystem of a bundled config (some values replaced, given tmp_path)."""
-    from simgpu.mem.dram import MemorySystem
+    from simgpu.mem.memory_system import MemorySystem
     cfg = variant(device.split(":")[1], tmp_path, **values).config if values else \
         simgpu.get_device(device).config
     return MemorySystem(cfg)
@@ -289,31 +289,31 @@ def test_first_ready_partitions_let_a_free_bank_pass_a_busy_one():
     the third waits for the bus behind the second, which waits for its bank; with
     reorder it is done as soon as its own bank and a bus slot allow."""
     import dataclasses
-    from simgpu.mem.dram import MemorySystem
+    from simgpu.mem.memory_system import MemorySystem
     txns = [(0, 1, 32, 0), (0, 2, 32, 0), (1, 1, 32, 0)]
     cfg = simgpu.get_device("sim:gtx260").config        # in order (no reorder key)
     done = {}
     for reorder in (False, True):
         c = dataclasses.replace(cfg, memory=dataclasses.replace(cfg.memory, reorder=reorder))
         ms = MemorySystem(c)
-        _, done[reorder] = ms._serve(ms.parts[0], txns, 0.0, [])
+        _, done[reorder] = ms.dram.serve(0, txns, 0.0, [])
     in_order, first_ready = done[False], done[True]
     assert in_order[0] == first_ready[0] and in_order[1] == first_ready[1]
     assert in_order[2] > in_order[1]                # held behind bank 0's second row
-    data = 32 / ms.bytes_per_cycle
+    data = 32 / ms.dram.bytes_per_cycle
     # first ready: bank 1 opens its row at once and takes the third bus slot
-    assert first_ready[2] == pytest.approx(max(ms.activate + data, 3 * data) + ms.hit)
+    assert first_ready[2] == pytest.approx(max(ms.dram.activate + data, 3 * data) + ms.dram.hit)
     assert first_ready[2] < in_order[2]
 
 
 def test_reads_and_writes_take_the_bus_at_their_sustained_rates():
     ms = memory()
     m = simgpu.get_device("sim:h100").config.memory
-    read = ms._serve(ms.parts[0], [(0, 1, 32, 0)], 0.0)
-    write = ms._serve(ms.parts[1], [(0, 1, 32, 0)], 0.0, write=True)
-    base = ms.activate + ms.hit
-    assert read - base == pytest.approx(32 / (ms.bytes_per_cycle * m.read_efficiency))
-    assert write - base == pytest.approx(32 / (ms.bytes_per_cycle * m.write_efficiency))
+    read = ms.dram.serve(0, [(0, 1, 32, 0)], 0.0)
+    write = ms.dram.serve(1, [(0, 1, 32, 0)], 0.0, write=True)
+    base = ms.dram.activate + ms.dram.hit
+    assert read - base == pytest.approx(32 / (ms.dram.bytes_per_cycle * m.read_efficiency))
+    assert write - base == pytest.approx(32 / (ms.dram.bytes_per_cycle * m.write_efficiency))
 
 
 def test_a_load_miss_fills_the_l2_block_in_one_transaction():
@@ -336,12 +336,12 @@ def test_l2_loads_stores_and_both_have_their_own_bandwidth():
         ms = memory()
         for a in sectors:
             ms.l2.lookup(a)                         # resident, clean
-        return ms.access(kind, sectors, [32] * 32, 0.0) - ms.l2_latency, ms
+        return ms.access(kind, sectors, [32] * 32, 0.0) - ms.slices.l2_latency, ms
 
     loads, ms = one_way("load")
-    assert loads == pytest.approx(32 * 32 / ms.l2_load_per_cycle)
+    assert loads == pytest.approx(32 * 32 / ms.slices.l2_load_per_cycle)
     stores, ms = one_way("store")
-    assert stores == pytest.approx(32 * 32 / ms.l2_store_per_cycle)
+    assert stores == pytest.approx(32 * 32 / ms.slices.l2_store_per_cycle)
     # both at once, a load and a store in turn: the slice's combined budget binds
     # (each direction alone would go faster than half of it)
     ms = memory()
@@ -350,16 +350,16 @@ def test_l2_loads_stores_and_both_have_their_own_bandwidth():
     for a in sectors:
         ms.access("load", [a], [32], 0.0)
         ms.access("store", [a], [32], 0.0)
-    both = max(ms.l2_free[0], ms.l2_free_dir[True][0], ms.l2_free_dir[False][0])
-    assert 2 / ms.l2_bytes_per_cycle > max(1 / ms.l2_load_per_cycle, 1 / ms.l2_store_per_cycle)
-    assert both == pytest.approx(64 * 32 / ms.l2_bytes_per_cycle, abs=32 / ms.l2_store_per_cycle)
+    both = max(ms.slices.l2_free[0], ms.slices.l2_free_dir[True][0], ms.slices.l2_free_dir[False][0])
+    assert 2 / ms.slices.l2_bytes_per_cycle > max(1 / ms.slices.l2_load_per_cycle, 1 / ms.slices.l2_store_per_cycle)
+    assert both == pytest.approx(64 * 32 / ms.slices.l2_bytes_per_cycle, abs=32 / ms.slices.l2_store_per_cycle)
 
 
 def test_l2_atomics_hold_their_slice_per_sector_not_per_lane():
     ms = memory()
     for _ in range(100):                            # 100 warp requests on one counter
         ms.access("atomic", [0], [4], 0.0)
-    assert ms.l2_free[0] == pytest.approx(100 * ms.same_address)
+    assert ms.slices.l2_free[0] == pytest.approx(100 * ms.atomics.same_address)
 
 
 def test_dirty_limit_write_backs_reach_dram_and_hold_up_the_kernel(tmp_path):
@@ -444,7 +444,7 @@ def test_cache_control_all_starts_every_launch_with_an_empty_l2(h100):
 
 def _half_sms(ms):
     """An SM beside each half of a split L2."""
-    return ms.sm_half.index(0), ms.sm_half.index(1)
+    return ms.slices.sm_half.index(0), ms.slices.sm_half.index(1)
 
 
 def test_split_l2_far_hits_cost_the_far_latency_and_leave_a_near_copy():
@@ -452,19 +452,19 @@ def test_split_l2_far_hits_cost_the_far_latency_and_leave_a_near_copy():
     half, read by an SM beside the other, is a far hit (l2_far_latency_cycles more)
     the first time and a near hit once the copy is there; both halves then hold it."""
     ms = memory()
-    assert ms.split and len(ms.l2.halves) == 2
+    assert ms.slices.split and len(ms.l2.halves) == 2
     sm0, sm1 = _half_sms(ms)
     a = 0                                            # partition 0: home is half 0
     assert ms.l2.home(ms.locate(a)[0]) == 0
     ms.l2.lookup(a, half=0)                          # resident at home, clean
     near = ms.access("load", [a], [32], 0.0, sm=sm0)
     far = ms.access("load", [a], [32], 1000.0, sm=sm1) - 1000.0
-    again = ms.access("load", [a], [32], 2000.0, sm=ms.sm_half.index(1, sm1 + 1)) - 2000.0
-    assert near == pytest.approx(ms.l2_latency + max(32 / ms.l2_load_per_cycle, ms.l2_request_cycles))
-    assert far == pytest.approx(near + ms.far_latency)
+    again = ms.access("load", [a], [32], 2000.0, sm=ms.slices.sm_half.index(1, sm1 + 1)) - 2000.0
+    assert near == pytest.approx(ms.slices.l2_latency + max(32 / ms.slices.l2_load_per_cycle, ms.slices.l2_request_cycles))
+    assert far == pytest.approx(near + ms.slices.far_latency)
     assert again == pytest.approx(near)              # another SM of half 1: the copy
     assert ms.l2.find(a, half=1) is not None and ms.l2.find(a, half=0) is not None
-    assert ms.fabric_bytes == 32
+    assert ms.slices.fabric_bytes == 32
 
 
 def test_split_l2_stores_go_home_and_drop_the_other_halfs_copy():
@@ -488,7 +488,7 @@ def test_split_l2_halves_each_hold_half_and_a_dram_miss_through_the_far_half_cos
     sm0, _ = _half_sms(ms)
     near = ms.access("load", [0], [32], 0.0, sm=sm0)            # partition 0, home 0
     far = ms.access("load", [256], [32], 0.0, sm=sm0)           # partition 1, home 1
-    assert far - near == pytest.approx(ms.far_latency)
+    assert far - near == pytest.approx(ms.slices.far_latency)
 
 
 def test_split_l2_link_each_way_is_shared_by_stores_and_far_loads(tmp_path):
@@ -509,16 +509,16 @@ def test_split_l2_link_each_way_is_shared_by_stores_and_far_loads(tmp_path):
     ms = memory()
     sm0, sm1 = _half_sms(ms)
     alone = far_hit(ms, sm0, 256, 0.0)                        # partition 1, homed in half 1
-    assert alone == pytest.approx(ms.l2_latency + ms.far_latency + 32 / ms.fabric_per_cycle, abs=2)
+    assert alone == pytest.approx(ms.slices.l2_latency + ms.slices.far_latency + 32 / ms.slices.fabric_per_cycle, abs=2)
     ms = memory()
     for a in sectors:                                          # half 1's SMs store into half 0
         ms.access("store", [a], [32], 0.0, sm=sm1)
     assert not ms.crossings                                    # stores are on the link at once
-    link = len(sectors) * 32 / ms.fabric_per_cycle
-    assert ms.fabric_free[0] == pytest.approx(link) and ms.fabric_free[1] == 0
-    assert link > max(ms.l2_free)                              # the link binds, not the slices
+    link = len(sectors) * 32 / ms.slices.fabric_per_cycle
+    assert ms.slices.fabric_free[0] == pytest.approx(link) and ms.slices.fabric_free[1] == 0
+    assert link > max(ms.slices.l2_free)                              # the link binds, not the slices
     behind = far_hit(ms, sm0, 256, 0.0)                        # its data come the same way
-    assert behind == pytest.approx(link + 32 / ms.fabric_per_cycle + ms.l2_latency + ms.far_latency)
+    assert behind == pytest.approx(link + 32 / ms.slices.fabric_per_cycle + ms.slices.l2_latency + ms.slices.far_latency)
     other_way = far_hit(ms, sm1, 256 * 70, 0.0)               # homed in half 0, read from half 1
     assert other_way == pytest.approx(alone, abs=2)
     # without the limit the same stores leave the far load alone
@@ -540,22 +540,22 @@ def test_a_far_miss_crosses_the_link_behind_what_reached_it_first():
     done = ms.access("load", [256], [32], 0.0, sm=sm0)         # DRAM, through half 1
     (arrival, way, nbytes, after), = ms.crossings
     ms.crossings = []
-    assert way == 0 and nbytes == 32 and after == ms.far_latency
-    assert done == pytest.approx(arrival + ms.far_latency)     # the load's own path
+    assert way == 0 and nbytes == 32 and after == ms.slices.far_latency
+    assert done == pytest.approx(arrival + ms.slices.far_latency)     # the load's own path
     stores = [256 * (2 * (k % 30) + 80 * (k // 30)) for k in range(12000)]  # homed in half 0
     for a in stores:                                           # issued at 100, before it is back
         ms.access("store", [a], [32], 100.0, sm=sm1)
-    ahead = 100 + len(stores) * 32 / ms.fabric_per_cycle
+    ahead = 100 + len(stores) * 32 / ms.slices.fabric_per_cycle
     assert ahead > arrival
     assert ms.cross([(arrival, way, nbytes, after)]) == pytest.approx(
-        ahead + 32 / ms.fabric_per_cycle + ms.far_latency)
+        ahead + 32 / ms.slices.fabric_per_cycle + ms.slices.far_latency)
 
 
 def test_an_l2_of_one_half_takes_no_far_latency(tmp_path):
     from simgpu.configs import ConfigError
     ms = memory("sim:h100", tmp_path, l2_halves=None, l2_far_latency_cycles=None,
                 l2_fabric_bandwidth_gbps=None)
-    assert not ms.split and len(ms.l2.halves) == 1
+    assert not ms.slices.split and len(ms.l2.halves) == 1
     with pytest.raises(ConfigError, match="l2_far_latency_cycles.*one half"):
         memory("sim:h100", tmp_path, l2_halves=None, l2_fabric_bandwidth_gbps=None)
     with pytest.raises(ConfigError, match="l2_fabric_bandwidth_gbps.*one half"):
@@ -576,8 +576,8 @@ def test_a_run_of_loads_then_stores_uses_the_combined_l2_budget():
         ms.l2.lookup(a, half=0)
     ms.access("load", sectors, [32] * 4, 0.0, sm=sm0)
     ms.access("store", sectors, [32] * 4, 0.0, sm=sm0)
-    busy = max(ms.l2_free[0], ms.l2_free_dir[True][0], ms.l2_free_dir[False][0])
-    both, loads, stores = 256 / ms.l2_bytes_per_cycle, 128 / ms.l2_load_per_cycle, 128 / ms.l2_store_per_cycle
+    busy = max(ms.slices.l2_free[0], ms.slices.l2_free_dir[True][0], ms.slices.l2_free_dir[False][0])
+    both, loads, stores = 256 / ms.slices.l2_bytes_per_cycle, 128 / ms.slices.l2_load_per_cycle, 128 / ms.slices.l2_store_per_cycle
     assert both > max(loads, stores)
     assert busy == pytest.approx(both) and busy < loads + stores
 
@@ -585,15 +585,15 @@ def test_a_run_of_loads_then_stores_uses_the_combined_l2_budget():
 def test_a_dram_fill_takes_its_slices_bandwidth_but_no_one_waits_for_it():
     ms = memory()
     sm0, _ = _half_sms(ms)
-    fill, out = ms.l2_fill, 32                                  # the block in, the sector out
+    fill, out = ms.slices.l2_fill, 32                                  # the block in, the sector out
     done = ms.access("load", [0], [32], 0.0, sm=sm0)            # partition 0, home: half 0
-    assert ms.l2_free[0] == pytest.approx((fill + out) / ms.l2_bytes_per_cycle) and ms.l2_free[1] == 0
+    assert ms.slices.l2_free[0] == pytest.approx((fill + out) / ms.slices.l2_bytes_per_cycle) and ms.slices.l2_free[1] == 0
     assert done == pytest.approx(dram_load_cycles(simgpu.get_device("sim:h100")))
     ms.access("load", [256], [32], 0.0, sm=sm0)                 # partition 1: through half 1
     # the home slice (1) and the near copy's slice (0) both take the block; the sector
     # leaves for the SM from the near one
-    assert ms.l2_free[1] == pytest.approx(fill / ms.l2_bytes_per_cycle)
-    assert ms.l2_free[0] == pytest.approx((2 * fill + 2 * out) / ms.l2_bytes_per_cycle)
+    assert ms.slices.l2_free[1] == pytest.approx(fill / ms.slices.l2_bytes_per_cycle)
+    assert ms.slices.l2_free[0] == pytest.approx((2 * fill + 2 * out) / ms.slices.l2_bytes_per_cycle)
 
 
 def test_a_misss_data_leaves_its_slice_as_a_hits_does():
@@ -605,46 +605,46 @@ def test_a_misss_data_leaves_its_slice_as_a_hits_does():
     ms = memory()
     sm0, _ = _half_sms(ms)
     assert ms.access("load", [0], [32], 0.0, sm=sm0) == pytest.approx(dram)
-    assert ms.l2_free_dir[True][0] == pytest.approx(32 / ms.l2_load_per_cycle)
+    assert ms.slices.l2_free_dir[True][0] == pytest.approx(32 / ms.slices.l2_load_per_cycle)
     busy = 2 * dram
     ms = memory()
-    ms.l2_free_dir[True][0] = busy                  # loads queued at slice 0 until then
+    ms.slices.l2_free_dir[True][0] = busy                  # loads queued at slice 0 until then
     done = ms.access("load", [0], [32], 0.0, sm=sm0)
-    assert done == pytest.approx(busy + 32 / ms.l2_load_per_cycle + ms.l2_latency)
+    assert done == pytest.approx(busy + 32 / ms.slices.l2_load_per_cycle + ms.slices.l2_latency)
 
 
 def test_random_sectors_are_bound_by_the_l2_request_rate(tmp_path):
     """32 sectors of one partition: in 8 requests of 4 (whole lines) the slice's bytes
     bind; in 32 requests of one sector (a random gather) its l2_request_cycles do."""
     ms = memory()
-    assert ms.l2_request_cycles > 32 / ms.l2_load_per_cycle      # so a lone sector is request-bound
-    stride = ms.interleave * ms.n                   # the next chunk of partition 0
+    assert ms.slices.l2_request_cycles > 32 / ms.slices.l2_load_per_cycle      # so a lone sector is request-bound
+    stride = ms.amap.interleave * ms.n                   # the next chunk of partition 0
     lines = [k * stride + j * 32 for k in range(8) for j in range(4)]
     scattered = [k * stride for k in range(32)]     # one sector per line
-    sm0 = ms.sm_half.index(0)
+    sm0 = ms.slices.sm_half.index(0)
 
     def busy(sectors):
         m = memory()
         for a in sectors:
             m.l2.lookup(a, half=0)
         m.access("load", sectors, [32] * 32, 0.0, sm=sm0)
-        return max(m.l2_free_dir[True][0], m.l2_request_free[0])
+        return max(m.slices.l2_free_dir[True][0], m.slices.l2_request_free[0])
 
-    assert busy(lines) == pytest.approx(32 * 32 / ms.l2_load_per_cycle)
-    assert busy(scattered) == pytest.approx(32 * ms.l2_request_cycles)
+    assert busy(lines) == pytest.approx(32 * 32 / ms.slices.l2_load_per_cycle)
+    assert busy(scattered) == pytest.approx(32 * ms.slices.l2_request_cycles)
 
 
 def test_misses_are_looked_up_too():
     """A miss costs its slice a request as a hit does (and, homed in the far half, the
     home slice one more): the hits behind it wait."""
     ms = memory()
-    sm0 = ms.sm_half.index(0)
-    stride = ms.interleave * ms.n
+    sm0 = ms.slices.sm_half.index(0)
+    stride = ms.amap.interleave * ms.n
     ms.access("load", [k * stride for k in range(8)], [32] * 8, 0.0, sm=sm0)   # partition 0
-    assert ms.l2_request_free[0] == pytest.approx(8 * ms.l2_request_cycles)
+    assert ms.slices.l2_request_free[0] == pytest.approx(8 * ms.slices.l2_request_cycles)
     ms.access("load", [256 + k * stride for k in range(8)], [32] * 8, 0.0, sm=sm0)   # 1: far
-    assert ms.l2_request_free[1] == pytest.approx(8 * ms.l2_request_cycles)       # home
-    assert ms.l2_request_free[0] == pytest.approx(16 * ms.l2_request_cycles)      # near lookup
+    assert ms.slices.l2_request_free[1] == pytest.approx(8 * ms.slices.l2_request_cycles)       # home
+    assert ms.slices.l2_request_free[0] == pytest.approx(16 * ms.slices.l2_request_cycles)      # near lookup
 
 
 def test_an_atomic_on_a_sector_not_in_the_l2_waits_for_it_from_dram():
@@ -653,16 +653,16 @@ def test_an_atomic_on_a_sector_not_in_the_l2_waits_for_it_from_dram():
     other sector comes with it, so an atomic there waits for that block, not for a
     read of its own; once the sector is in, an atomic takes the unit's time only."""
     ms = memory()
-    hold = max(32 / ms.l2_bytes_per_cycle, ms.same_address)
+    hold = max(32 / ms.slices.l2_bytes_per_cycle, ms.atomics.same_address)
     cold = ms.access("atomic", [0], [4], 0.0)
     load = memory().access("load", [0], [4], 0.0)          # a load miss of the same sector
     assert ms.parts[0].transactions == 1 and ms.parts[0].bytes == 64
-    assert cold == pytest.approx(load + hold + ms.atomic_latency - ms.l2_latency)
-    assert cold > hold + ms.atomic_latency + ms.activate     # more than a warm one: DRAM's
+    assert cold == pytest.approx(load + hold + ms.atomics.latency - ms.slices.l2_latency)
+    assert cold > hold + ms.atomics.latency + ms.dram.activate     # more than a warm one: DRAM's
     assert ms.access("atomic", [32], [4], 0.0) == pytest.approx(cold)
     assert ms.parts[0].transactions == 1
     warm = ms.access("atomic", [0], [4], cold) - cold
-    assert warm == pytest.approx(hold + ms.atomic_latency)
+    assert warm == pytest.approx(hold + ms.atomics.latency)
 
 
 def test_a_warps_first_global_load_reaches_memory_warp_first_load_ns_late(tmp_path, monkeypatch):
@@ -670,7 +670,7 @@ def test_a_warps_first_global_load_reaches_memory_warp_first_load_ns_late(tmp_pa
     70 ns, in every wave: benchmarks/first_access.py), before the memory system sees it;
     the loads after it come that much later too, but cost no more; a kernel that only
     stores pays nothing."""
-    from simgpu.mem.dram import MemorySystem
+    from simgpu.mem.memory_system import MemorySystem
     orig = MemorySystem.access
     clock = simgpu.get_device("sim:h100").config.gpu.core_clock_mhz
     seen, cycles, stores = {}, {}, {}

@@ -1,0 +1,311 @@
+"""The L2 slices: one per memory partition, in front of it (where the config has an L2).
+
+A global load that missed the L1 (or passed it by) and every store come here:
+
+* a hit is served at ``cache.l2_latency_cycles`` and its slice's share of the
+  L2 bandwidth (loads, stores and both together have their own budgets, and each
+  request -- an instruction's sectors of one 128-B line -- takes
+  ``l2_request_cycles`` of its slice);
+* a load miss goes on to the DRAM partition (in blocks of ``l2_fill_bytes``),
+  fills the sector, and its data then leave the slice for the SM as a hit's do;
+* a store allocates its sector dirty (write-back, no fetch); a dirty sector
+  evicted later is written back through its partition (nobody waits for it);
+* where the L2 is split in two halves (Ampere, Hopper), a load looks in the half
+  beside its SM first; what crosses to the other half takes
+  ``l2_far_latency_cycles`` more and shares the link between the halves
+  (``l2_fabric_bandwidth_gbps``).
+
+The cache structure (sets, LRU, dirty limit, halves) is
+:class:`~simgpu.mem.caches.L2`; its contents belong to the device and outlive a
+launch, this unit's timing state belongs to one launch.
+"""
+from __future__ import annotations
+
+__all__ = ["L2Slices"]
+
+
+class L2Slices:
+    """The L2's slices of one launch: their bandwidth budgets and the path of a request."""
+
+    def __init__(self, config, l2, amap, dram, net, l1=None):
+        m, c = config.memory, config.cache
+        cycle_ns = 1e3 / config.gpu.core_clock_mhz
+        self.n = m.partitions
+        self.l2, self.amap, self.dram, self.net, self.l1 = l2, amap, dram, net, l1
+        self.drained = 0.0        # when the last write-back so far is done
+        # far loads' data that still have to cross between the L2's halves, for the
+        # engine to book (:meth:`cross`): (arrival at the link, way, bytes, cycles after)
+        self.crossings: list = []
+        self.l2_latency = c.l2_latency_cycles
+        self.l2_fill = c.l2_fill_bytes or c.sector_bytes
+        # each partition's L2 slice serves its share of the L2 bandwidth: loads at
+        # l2_bandwidth_gbps, stores at l2_store_bandwidth_gbps, both together at
+        # l2_combined_bandwidth_gbps (each defaults to the load figure: one budget)
+        l2_gbps = c.l2_bandwidth_gbps or 2 * m.peak_bandwidth_gbps
+        self.l2_bytes_per_cycle = (c.l2_combined_bandwidth_gbps or l2_gbps) / self.n * cycle_ns
+        self.l2_load_per_cycle = l2_gbps / self.n * cycle_ns
+        self.l2_store_per_cycle = (c.l2_store_bandwidth_gbps or l2_gbps) / self.n * cycle_ns
+        self.l2_free = [0.0] * self.n               # the slice, both directions
+        self.l2_free_dir = {True: [0.0] * self.n, False: [0.0] * self.n}   # by load?
+        # and a request (an instruction's sectors of one 128-B line) per
+        # l2_request_cycles: random sectors, one request each, are bound by that
+        self.l2_request_cycles = c.l2_request_cycles or 0.0
+        self.l2_request_free = [0.0] * self.n
+        # A split L2 (two halves): what crosses to the other half takes
+        # l2_far_latency_cycles more.
+        self.split = len(self.l2.halves) > 1
+        # SM i sits beside the half given by the parity of i's bits: 66 and 66 SMs on
+        # the H100, as measured, in a pattern that (like the GPU's own irregular one,
+        # benchmarks/l2_halves.py) does not line up with the round robin that hands
+        # out blocks and the modulo that spreads addresses over partitions; a regular
+        # one ((i >> 1) & 1) sent a streaming kernel's loads to half the slices.
+        self.sm_half = [bin(i).count("1") & 1 for i in range(config.gpu.sm_count)]
+        self.far_latency = c.l2_far_latency_cycles or 0
+        # The link each way between the halves (l2_fabric_bandwidth_gbps), by the half
+        # it goes to: the data of the stores that SMs beside one half send to sectors
+        # homed in the other, and of the other half's SMs' far loads, share it
+        # (benchmarks/l2_fabric.py), first come, first served. A store's data reach
+        # it when the store is issued; a far load's when they are back from the far
+        # slice or DRAM, later: those are left in ``crossings`` for the engine, which
+        # books them (:meth:`cross`) when the simulation reaches that time.
+        fabric = c.l2_fabric_bandwidth_gbps if self.split else None
+        self.fabric_per_cycle = fabric * cycle_ns if fabric else 0.0
+        self.fabric_free = [0.0, 0.0]
+        self.fabric_bytes = 0
+        self.l2_start = (self.l2.hits, self.l2.misses, self.l2.writebacks)
+        self.l2.evicted.clear()
+        self.clock = self.l2.clock             # this launch's cycle 0 on the L2's clock
+
+    def access(self, req) -> float:
+        """Loads and stores through the L1 (loads only) and the L2.
+
+        Where the L2 is split, a load looks in the half beside its SM first: a hit
+        there is served by that half's slice; a miss goes to the sector's home half
+        (when that is the other one: across the fabric, l2_far_latency_cycles more)
+        and from there to DRAM, and leaves a copy in the near half.  A store goes to
+        the home half, which keeps the written data; a copy of it in the writer's half
+        stays (it is current), one in the other half is dropped."""
+        kind, addresses, sizes, t, sm = req.kind, req.addresses, req.sizes, req.translated, req.sm
+        load = kind == "load"
+        l1 = self.l1.caches[sm] if load and req.use_l1 and self.l1 is not None else None
+        l2, l2_free, per_cycle, l2_latency = self.l2, self.l2_free, self.l2_bytes_per_cycle, self.l2_latency
+        dir_free = self.l2_free_dir[load]
+        dir_per_cycle = self.l2_load_per_cycle if load else self.l2_store_per_cycle
+        clock = self.clock                     # L2 entries hold ready times on the L2's clock
+        where, cache, interleave = self.amap.where, self.amap.cache, self.amap.interleave
+        split, far_latency = self.split, self.far_latency
+        near = self.sm_half[sm] if split else 0
+        mine = l2.halves[near]                 # the half beside this SM
+        other = l2.halves[near ^ 1] if split else None
+        l2_sets, l2_sector, l2_lines = mine.sets, mine.sector, mine.lines
+        done = t
+        by_part: dict = {}
+        misses: list = []                      # (partition, position there, L2 entries, L1 entry,
+                                               #  its sector there or -1 if not asked for, far?,
+                                               #  when its slice's read-out allows)
+        if l1 is not None:
+            l1_hit_at = t + self.l1.latency
+            lookup = self.l1.lookup
+        line, k = None, 0                      # (k: the sector in its L1 line)
+        fill, fetched, wanted = (self.l2_fill if load else 0), None, None
+        fabric, fabric_free = self.fabric_per_cycle, self.fabric_free
+        per_request, req_free, line_of_request = self.l2_request_cycles, self.l2_request_free, None
+        for a, s in zip(addresses, sizes):
+            if l1 is not None:
+                ready, line, k = lookup(l1, a)
+                if ready is not None:          # an L1 hit (waiting for the data if in flight)
+                    if ready < l1_hit_at:
+                        ready = l1_hit_at
+                    if ready > done:
+                        done = ready
+                    continue
+            part, bank, row = cache.get(a // interleave) or where(a)
+            far = split and (part & 1) != near     # its home (L2.home, inlined) is the other half
+            tag = a // l2_sector
+            slice_ = part
+            if far and not load:                   # a store goes straight to the home half
+                home = l2.halves[near ^ 1]
+                entry = home.find(a)
+            else:                                  # SectorCache.find in the near half, inlined
+                ways = l2_lines.get(tag % l2_sets)
+                entry = ways.pop(tag, None) if ways is not None else None
+                if entry is not None:
+                    ways[tag] = entry
+                    mine.hits += 1
+                else:
+                    mine.misses += 1
+                if far:
+                    if entry is not None:
+                        slice_ = part ^ 1            # the near copy, in the neighbouring slice
+                    else:                            # on to the home half, across the fabric
+                        home = l2.halves[near ^ 1]
+                        entry = home.find(a)
+            if entry is not None or not load:
+                # An L2 hit, or a store (write-back L2: it allocates without fetching).
+                # The slice's budgets are separate queues (both directions together, and
+                # this direction): the access is done when the later of them has passed it.
+                # (Coupling them, each access starting when both were free, wasted the
+                # combined budget whenever one direction came in a run: a copy moved
+                # 4.6 TB/s through the model's L2 against the H100's 6.4.)
+                free = l2_free[slice_]
+                l2_free[slice_] = (t if t > free else free) + s / per_cycle
+                free = dir_free[slice_]
+                dir_free[slice_] = (t if t > free else free) + s / dir_per_cycle
+                ready = l2_free[slice_] if l2_free[slice_] > dir_free[slice_] else dir_free[slice_]
+                if fabric and far and slice_ == part:
+                    if load:                         # a far hit's data, back to this half
+                        self.crossings.append((ready, near, s, l2_latency + far_latency))
+                    else:                            # a store's, to its home half, now
+                        free = fabric_free[near ^ 1]
+                        fabric_free[near ^ 1] = (t if t > free else free) + s / fabric
+                        if fabric_free[near ^ 1] > ready:
+                            ready = fabric_free[near ^ 1]
+                if per_request and (a >> 7) != line_of_request:
+                    # a new request (an instruction's sectors of one 128-B line): its lookup
+                    line_of_request = a >> 7
+                    free = req_free[slice_]
+                    req_free[slice_] = (t if t > free else free) + per_request
+                    if req_free[slice_] > ready:
+                        ready = req_free[slice_]
+                extra = 0
+                if far and slice_ == part:           # the data crosses between the halves
+                    extra = far_latency
+                    self.fabric_bytes += s
+                ready += l2_latency + extra          # a round trip
+                if entry is None:                    # a store's new sector, at its home
+                    entry = (home if far else mine).fill(a, clock + ready, True)
+                elif entry[0] - clock + extra > ready:
+                    ready = entry[0] - clock + extra           # the sector is still on its way
+                if not load:
+                    if not entry[1]:
+                        (home if far else mine).make_dirty(a, entry)
+                    if split and not far:            # the other half's copy is stale now
+                        o_ways = other.lines.get(tag % other.sets)
+                        if o_ways:
+                            o_ways.pop(tag, None)
+                elif far and slice_ == part:         # a far hit leaves a copy in the near half
+                    mine.fill(a, clock + ready)
+                    sl = part ^ 1                    # written into the near slice
+                    l2_free[sl] = (t if t > l2_free[sl] else l2_free[sl]) + s / per_cycle
+                if line is not None:
+                    line[k] = ready
+                if ready > done:
+                    done = ready
+                continue
+            if per_request and (a >> 7) != line_of_request:
+                # A miss is looked up too: a request at the near slice (and, for a sector
+                # homed in the far half, one there), ahead of the hits behind it.
+                line_of_request = a >> 7
+                for sl in ((part ^ 1, part) if far else (part,)):
+                    free = req_free[sl]
+                    req_free[sl] = (t if t > free else free) + per_request
+            # The data leaves the near slice for the SM as a hit's does: the same
+            # budgets, and the SM has it no sooner than that read-out allows.
+            out = part ^ 1 if far else part
+            free = l2_free[out]
+            l2_free[out] = (t if t > free else free) + s / per_cycle
+            free = dir_free[out]
+            dir_free[out] = (t if t > free else free) + s / dir_per_cycle
+            out = (l2_free[out] if l2_free[out] > dir_free[out] else dir_free[out]) + l2_latency
+            txns = by_part.get(part)
+            if txns is None:
+                txns = by_part[part] = []
+            if fill > s:
+                # The DRAM returns the aligned block around the sector (l2_fill_bytes), one
+                # transaction per block: the block's other sectors come with it.
+                base = a - a % fill
+                if fetched is None:
+                    fetched, wanted = {}, set(addresses)
+                at = fetched.get(base)
+                if at is not None:                   # its block is already on the way
+                    misses.append((at[0], at[1], self._fill_l2(a, near, far), line, k, far, out))
+                    continue
+                fetched[base] = (part, len(txns))
+                for b in range(base, base + fill, l2_sector):
+                    # (sectors this instruction asks for come here as misses themselves)
+                    if b not in wanted:
+                        misses.append((part, len(txns), self._fill_l2(b, near, far, True), None, -1, far, 0))
+                s = fill
+            misses.append((part, len(txns), self._fill_l2(a, near, far), line, k, far, out))
+            txns.append((bank, row, s, a))
+            # The block is written into its home slice (and, through the far half, into the
+            # near one as a copy): slice bandwidth that the requester does not wait for.
+            for sl in ((part, part ^ 1) if far else (part,)):
+                l2_free[sl] = (t if t > l2_free[sl] else l2_free[sl]) + s / per_cycle
+            if far:
+                self.fabric_bytes += s               # the block comes back through the far half
+        if by_part:
+            arrive = self.net.to_partition(t)
+            finished = {part: self.dram.serve(part, txns, arrive, [])[1]
+                        for part, txns in by_part.items()}
+            for part, i, entries, line, k, far, out in misses:
+                ready = self.net.to_sm(finished[part][i])
+                if far:
+                    if fabric and k >= 0:            # a sector asked for: its data cross the link
+                        self.crossings.append((ready, near, l2_sector, far_latency))
+                    ready += far_latency
+                if out > ready:                      # the slice's read-out is the later
+                    ready = out
+                for entry in entries:
+                    entry[0] = clock + ready
+                if line is not None:
+                    line[k] = ready
+                if ready > done:
+                    done = ready
+        if l2.evicted:
+            self._write_back(t)
+        self.drained = max(self.drained, done)
+        return done
+
+    def cross(self, crossings: list) -> float:
+        """Book far loads' data (what an access left in ``crossings``) on the link, first
+        come first served from their arrival on (call it when the simulation has reached
+        the first arrival, so that what came earlier is booked already); return when the
+        last of them is through and at its SM."""
+        done = 0.0
+        per_cycle, free = self.fabric_per_cycle, self.fabric_free
+        for arrival, way, nbytes, after in sorted(crossings):
+            free[way] = (arrival if arrival > free[way] else free[way]) + nbytes / per_cycle
+            if free[way] + after > done:
+                done = free[way] + after
+        return done
+
+    def _fill_l2(self, address: int, near: int, far: bool, only_absent: bool = False) -> list:
+        """The L2 entries a sector coming from DRAM fills: its home half's and, when the
+        home is the other half, a copy in the near one (``only_absent``: not those
+        already there, for the other sectors of a fetched block)."""
+        halves = self.l2.halves
+        where = (near ^ 1, near) if far else (near,)
+        if not only_absent:
+            return [halves[h].fill(address, 0.0) for h in where]
+        entries = []
+        for h in where:
+            half = halves[h]
+            tag = address // half.sector
+            if tag not in half.lines.get(tag % half.sets, ()):
+                entries.append(half.fill(address, 0.0))
+        return entries
+
+    def _write_back(self, t: float) -> None:
+        """Queue the dirty sectors the L2 just evicted at their partitions (DRAM writes
+        that nobody waits for)."""
+        by_part: dict = {}
+        for a in self.l2.evicted:
+            part, bank, row = self.amap.where(a)
+            by_part.setdefault(part, []).append((bank, row, self.l2.sector, a))
+        self.l2.evicted.clear()
+        for part, txns in by_part.items():
+            done = self.dram.serve(part, txns, self.net.to_partition(t), sample=False, write=True)
+            # The kernel is not over before the DRAM has taken the write-backs its own
+            # stores forced out of the L2 (the L2 cannot hold more than it has).
+            if done > self.drained:
+                self.drained = done
+
+
+    def summary(self) -> dict:
+        hits, misses = self.l2.hits - self.l2_start[0], self.l2.misses - self.l2_start[1]
+        out = {"l2_hit_rate": hits / (hits + misses) if hits + misses else 0.0,
+               "l2_writebacks": self.l2.writebacks - self.l2_start[2]}
+        if self.split:
+            out["l2_fabric_bytes"] = self.fabric_bytes
+        return out
