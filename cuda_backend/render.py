@@ -549,6 +549,9 @@ class CudaRenderer:
     def emit_SyncThreads(self, s):
         self.line("__syncthreads();")
 
+    def emit_SyncWarp(self, s):
+        self.line(f"__syncwarp({_bare(self.expr(s.mask))});")
+
     # --- expressions --------------------------------------------------------
 
     def expr(self, e: ir.Expr) -> str:
@@ -643,6 +646,18 @@ class CudaRenderer:
         args = ", ".join(f"({ctype}){v}" for v in values)
         call = f"{fn_name}(({ctype}*){ptr}, {args})"
         return f"({t.c_name}){call}" if used else call
+
+    def expr_WarpOp(self, e):
+        """CUDA's warp intrinsics; the simulator's semantics are simgpu.sim.warp's."""
+        if e.op == "activemask":
+            return "__activemask()"
+        mask = _bare(self.expr(e.mask))
+        if e.lane is None:                           # ballot / any / all of a bool
+            call = f"__{e.op}_sync({mask}, {_bare(self.expr(e.value))})"
+            return call if e.op == "ballot" else f"({call} != 0)"
+        name = {"shfl_idx": "__shfl_sync"}.get(e.op, f"__{e.op}_sync")
+        value = f"({e.type.c_name}){self.expr(e.value)}"      # picks CUDA's overload
+        return f"{name}({mask}, {value}, {_bare(self.expr(e.lane))}, {e.width})"
 
     def expr_Call(self, e):
         args = ", ".join(self.names[a.name] if isinstance(a, ir.ArrayRef) else _bare(self.expr(a))

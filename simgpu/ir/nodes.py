@@ -122,6 +122,26 @@ class Atomic(Expr):
 
 
 @dataclass(frozen=True)
+class WarpOp(Expr):
+    """A warp-level intrinsic (``simgpu.lang.warp``): lanes of one warp exchange values.
+
+    ``op`` is one of ``WARP_OPS``: "shfl_idx", "shfl_up", "shfl_down", "shfl_xor"
+    (``value`` from the lane ``lane`` names: a source lane, a delta or a lane mask,
+    within segments of ``width`` lanes), "ballot", "any", "all" (of the boolean
+    ``value``), "activemask" (no operands). ``mask`` (u32) names the lanes taking part.
+    """
+    op: str = ""
+    mask: Expr | None = None
+    value: Expr | None = None
+    lane: Expr | None = None
+    width: int = 32
+
+
+WARP_OPS = ("shfl_idx", "shfl_up", "shfl_down", "shfl_xor", "ballot", "any", "all",
+            "activemask")
+
+
+@dataclass(frozen=True)
 class Call(Expr):
     """A call of a ``@device_function``; inlined by the simulator, ``__device__`` in CUDA."""
     function: "Function" = None
@@ -203,6 +223,13 @@ class SyncThreads(Stmt):
     pass
 
 
+@dataclass(frozen=True)
+class SyncWarp(Stmt):
+    """``syncwarp(mask)``: the lanes of ``mask`` (u32) wait for each other and see each
+    other's memory accesses made before it (CUDA's ``__syncwarp``)."""
+    mask: Expr = None
+
+
 # --- functions ------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -228,9 +255,9 @@ class Function:
 
 
 EXPR_NODES = (Const, Var, Special, Load, Binary, Unary, Compare, Logical, Select,
-              Cast, Atomic, Call)
+              Cast, Atomic, WarpOp, Call)
 STMT_NODES = (Assign, Store, ExprStmt, If, While, For, Break, Continue, Return,
-              SyncThreads)
+              SyncThreads, SyncWarp)
 
 
 def walk(node):

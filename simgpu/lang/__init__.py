@@ -126,6 +126,17 @@ atomic_cas = _intrinsic("atomic_cas")
 atomic_and_ = _intrinsic("atomic_and_")
 atomic_or_ = _intrinsic("atomic_or_")
 atomic_xor = _intrinsic("atomic_xor")
+# warp-level intrinsics (simgpu.lang.warp); FULL_MASK names all 32 lanes
+shfl_sync = _intrinsic("shfl_sync")
+shfl_up_sync = _intrinsic("shfl_up_sync")
+shfl_down_sync = _intrinsic("shfl_down_sync")
+shfl_xor_sync = _intrinsic("shfl_xor_sync")
+ballot_sync = _intrinsic("ballot_sync")
+any_sync = _intrinsic("any_sync")
+all_sync = _intrinsic("all_sync")
+activemask = _intrinsic("activemask")
+syncwarp = _intrinsic("syncwarp")
+FULL_MASK = 0xFFFFFFFF
 
 __all__ = [
     "kernel", "device_function", "Kernel", "DeviceFunction",
@@ -134,5 +145,7 @@ __all__ = [
     "threadIdx", "blockIdx", "blockDim", "gridDim", "warp_size",
     "syncthreads", "shared_array", "atomic_add", "atomic_sub", "atomic_min", "atomic_max",
     "atomic_exch", "atomic_cas", "atomic_and_", "atomic_or_", "atomic_xor",
+    "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot_sync", "any_sync",
+    "all_sync", "activemask", "syncwarp", "FULL_MASK",
     "KernelError", "KernelSyntaxError", "KernelTypeError", "KernelRuntimeError", "LaunchError",
 ]

@@ -19,6 +19,7 @@ from ..ir.ops import (ATOMIC_TYPES, INT_ONLY, PY_BINARY, PY_COMPARE, PY_UNARY,
 from ..ir.types import (SCALAR_TYPES, ArrayType, ScalarType, boolean, common_type,
                         converts_safely, f64, i32, i64, promote, u64)
 from .errors import KernelSyntaxError, KernelTypeError
+from .warp import WARP_INTRINSICS, syncwarp_stmt, warp_call
 
 SPECIALS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
 # atomic_and_/atomic_or_ as DESIGN.md spells them (after operator.and_); the
@@ -152,6 +153,8 @@ class FunctionBuilder(ast.NodeVisitor):
             if call.args or call.keywords:
                 raise self.syntax_error(call, "syncthreads() takes no arguments")
             return [ir.SyncThreads(loc=self.loc(node))]
+        if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "syncwarp":
+            return [syncwarp_stmt(self, call, self.loc(node))]
         if not isinstance(call, ast.Call):
             raise self.syntax_error(node, "an expression on its own does nothing",
                                     "assign it to a variable or an array element")
@@ -553,6 +556,8 @@ class FunctionBuilder(ast.NodeVisitor):
             return self.atomic(node, ATOMICS[fname])
         if fname == "syncthreads":
             raise self.syntax_error(node, "syncthreads() is a statement on its own line")
+        if fname in WARP_INTRINSICS:
+            return warp_call(self, node, fname)
         if fname == "shared_array":
             raise self.syntax_error(node, "write 'name = shared_array(T, size)' at the top of the kernel")
         ir_of = getattr(target, "__simgpu_device_function__", None)
@@ -563,7 +568,8 @@ class FunctionBuilder(ast.NodeVisitor):
                                           "host, not called", "make it a @device_function")
         raise self.syntax_error(node, f"'{fname}' cannot be called in a kernel",
                                 "kernels call casts (i32(x), ...), min, max, abs, atomic_*, "
-                                "syncthreads() and @device_function functions")
+                                "syncthreads(), the warp intrinsics (shfl_sync, ...) and "
+                                "@device_function functions")
 
     def nargs(self, node, n):
         if len(node.args) != n:
@@ -656,7 +662,7 @@ def const_fits(e: ir.Expr, t: ScalarType) -> bool:
 def invariant(e: ir.Expr, assigned: set) -> bool:
     """Whether ``e`` has the same value at every loop iteration (no memory, no assigned names)."""
     for n in ir.walk(e):
-        if isinstance(n, (ir.Load, ir.Atomic, ir.Call)):
+        if isinstance(n, (ir.Load, ir.Atomic, ir.Call, ir.WarpOp)):
             return False
         if isinstance(n, ir.Var) and n.name in assigned:
             return False

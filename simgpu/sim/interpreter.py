@@ -25,6 +25,7 @@ import numpy as np
 from ..ir import nodes as ir
 from ..lang.errors import KernelRuntimeError
 from ..mem.access import MemoryAccess
+from . import warp
 from .atomics import atomic_update, store_winners
 from .fast_paths import _PURE, _RANGE, Frame, Loop, _nnz, _range_test, compile_function
 from .lanes import LaneGroup, union
@@ -397,6 +398,25 @@ class Executor:
         old = atomic_update(b.data, e.op, pos, value, compare, order)
         yield self.access("atomic", e, b, idx, index, pos)
         return old
+
+    def eval_WarpOp(self, e, idx):
+        if e.op == "activemask":
+            self.issue(idx, e)
+            return warp.active_bits(self.group, idx).astype(np.uint32)
+        mask = yield from self.eval(e.mask, idx)
+        value = yield from self.eval(e.value, idx)
+        if e.lane is None:
+            self.issue(idx, e)
+            return warp.vote(self, e, idx, mask, value)
+        lane = yield from self.eval(e.lane, idx)
+        self.issue(idx, e)
+        return warp.shuffle(self, e, idx, mask, value, lane)
+
+    def exec_SyncWarp(self, s, idx):
+        mask = yield from self.eval(s.mask, idx)
+        self.issue(idx, s)
+        warp.syncwarp(self, s, idx, mask)
+        return idx
 
     def eval_Call(self, e, idx):
         fn = e.function

@@ -7,7 +7,8 @@ from simgpu.lang import (Array, atomic_add, atomic_and_, atomic_cas, atomic_exch
                          atomic_min, atomic_or_, atomic_sub, atomic_xor, blockDim, blockIdx,
                          boolean, device_function, f32, f64, gridDim, i8, i16, i32, i64,
                          kernel, shared_array, syncthreads, threadIdx, u8, u16, u32, u64,
-                         warp_size)
+                         warp_size, FULL_MASK, activemask, all_sync, any_sync, ballot_sync,
+                         shfl_down_sync, shfl_sync, shfl_up_sync, shfl_xor_sync, syncwarp)
 
 BLOCK = 128
 BIG = 5000000000
@@ -350,6 +351,41 @@ def fresh_loads(i8s: Array[i8], i16s: Array[i16], i32s: Array[i32], i64s: Array[
         bools[i + n] = not bools[i]
 
 
+@kernel
+def warp_intrinsics(xs: Array[i32], ds: Array[f64], us: Array[u64], out: Array[i32],
+                    dout: Array[f64], uout: Array[u64], votes: Array[u32]):
+    """Every warp intrinsic and its corners: the source lane modulo the width, deltas
+    past the segment (own value), a delta's low five bits, a lane mask reaching
+    the next segment, 64-bit and float values, votes of a sub-warp mask."""
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    lane = threadIdx.x % 32
+    v = xs[i]
+    out[10 * i] = shfl_sync(FULL_MASK, v, (lane * 7 + 3) % 32)
+    out[10 * i + 1] = shfl_sync(FULL_MASK, v, lane + 5, 8)
+    out[10 * i + 2] = shfl_sync(FULL_MASK, v, -1)
+    out[10 * i + 3] = shfl_up_sync(FULL_MASK, v, 3)
+    out[10 * i + 4] = shfl_up_sync(FULL_MASK, v, 2, 4)
+    out[10 * i + 5] = shfl_down_sync(FULL_MASK, v, 5, 16)
+    out[10 * i + 6] = shfl_down_sync(FULL_MASK, v, 33)
+    out[10 * i + 7] = shfl_xor_sync(FULL_MASK, v, 17, 16)
+    out[10 * i + 8] = shfl_xor_sync(FULL_MASK, i8(v), 1)
+    dout[i] = shfl_xor_sync(FULL_MASK, ds[i], 3)
+    uout[i] = shfl_down_sync(u32(4294967295), us[i], u32(1))
+    votes[6 * i] = ballot_sync(FULL_MASK, v > 0)
+    votes[6 * i + 1] = u32(any_sync(FULL_MASK, v > 1000))
+    votes[6 * i + 2] = u32(all_sync(FULL_MASK, v > -1000))
+    votes[6 * i + 3] = ballot_sync(-1, v % 3)
+    syncwarp()
+    if lane < 12:
+        votes[6 * i + 4] = ballot_sync(0xFFF, v % 2 == 0)
+        out[10 * i + 9] = shfl_sync(0xFFF, v, (lane + 1) % 12)
+        votes[6 * i + 5] = u32(all_sync(0xFFF, v < 2000))
+        syncwarp(0xFFF)
+    else:
+        votes[6 * i + 4] = activemask() & u32(0)
+
+
 ALL = [elementwise, striding, atomics_i32, atomics_u32, atomics_i64, atomics_u64, atomics_float,
        block_sum, device_calls, hash_only, loops, scalar_types, select_logical, constants_64,
-       int_ops_i32, int_ops_i64, float_ops, thread_geometry, double, fresh_loads]
+       int_ops_i32, int_ops_i64, float_ops, thread_geometry, double, fresh_loads,
+       warp_intrinsics]

@@ -332,6 +332,11 @@ def _differential_cases():
                         (K.atomics_i64, np.int64), (K.atomics_u64, np.uint64)):
         yield kern, 1, 1, [ints(dtype, [])[:10], z(10, dtype)]     # one thread: deterministic
     yield K.atomics_float, 1, 1, [z(2, np.float32) + 1, z(1) + 2, z(2, np.float32), z(1)]
+    w = 128
+    yield K.warp_intrinsics, 2, 64, [rng.integers(-2000, 2000, w, dtype=np.int32),
+                                     rng.standard_normal(w), ints(np.uint64, [2**64 - 1])[:w],
+                                     z(10 * w, np.int32), z(w), z(w, np.uint64),
+                                     z(6 * w, np.uint32)]
 
 
 @pytest.mark.gpu
