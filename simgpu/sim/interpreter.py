@@ -30,6 +30,7 @@ from .atomics import atomic_update, store_winners
 from .fast_paths import _PURE, _RANGE, Frame, Loop, _nnz, _range_test, compile_function
 from .lanes import LaneGroup, union
 from .ops import BINARY, COMPARE, UNARY, LaneFault, convert
+from .scoreboard import FENCE, Stall, keeps_pending, loop_test_reads, touched
 
 _new_object = object.__new__
 
@@ -78,6 +79,12 @@ class Executor:
         self.loops: list = []
         self._warps_of = (None, 0)
         self.single = group.single_warp
+        # The scoreboard (simgpu.sim.scoreboard): only the timed engines set the
+        # accesses' ready times, so elsewhere all three stay empty and zero.
+        self.pending: dict = {}       # variable -> cycle its data are back
+        self.temp_ready = 0.0         # latest pending value of the statement so far
+        self.ret_ready = 0.0          # latest pending value a device function returns
+        self.clock = None             # the timed engine's environment (its .now)
         # Dispatch tables of plain functions, built once per class (an executor is
         # made per warp by the per-warp engines).
         cls = type(self)
@@ -99,6 +106,10 @@ class Executor:
         idx = np.arange(self.group.n, dtype=np.int64)
         out = yield from self.exec_block(fn.body, idx)
         self.group.exited[out] = True
+        if self.pending:                 # a warp retires once its loads are back
+            stall = self.stall(max(self.pending.values()))
+            if stall is not None:
+                yield stall
 
     # --- bookkeeping -----------------------------------------------------------
 
@@ -142,15 +153,50 @@ class Executor:
         more = f" (and {len(lanes) - 1} more lanes)" if len(lanes) > 1 else ""
         return KernelRuntimeError(what, node.loc, hint, f"in {where}{more}{detail}")
 
+    # --- the scoreboard (simgpu.sim.scoreboard) ---------------------------------
+
+    def stall(self, until: float):
+        """A :class:`Stall` until ``until`` (None if the warp's clock is past it); what
+        is back by then is no longer pending."""
+        self.temp_ready = 0.0
+        p = self.pending
+        for name in [n for n, r in p.items() if r <= until]:
+            del p[name]
+        if until <= self.clock.now:
+            return None
+        return Stall(until)
+
+    def wait_for(self, names):
+        """Before a statement (or a loop's test) runs: wait for the pending variables
+        it reads (or, inside a compound statement, assigns)."""
+        until = 0.0
+        for name, r in self.pending.items():
+            if r > until and name in names:
+                until = r
+        if until:
+            stall = self.stall(until)
+            if stall is not None:
+                yield stall
+
+    def wait_value(self):
+        """The value computed so far must be there (an address, data, a branch)."""
+        stall = self.stall(self.temp_ready)
+        if stall is not None:
+            yield stall
+
     # --- statements ----------------------------------------------------------
 
     def exec_block(self, stmts, idx):
         whole = _PURE.get(id(stmts))
-        if whole is not None:
+        if whole is not None and not self.pending:
             return whole(self, idx)
         for s in stmts:
             if idx.size == 0:
                 break
+            if self.pending:             # the scoreboard: statement by statement
+                yield from self.wait_for(touched(s))
+                if s.__class__ is ir.Assign:
+                    self.pending.pop(s.name, None)     # its old value is dead
             f = _PURE.get(id(s))
             if f is not None:
                 idx = f(self, idx)
@@ -161,6 +207,13 @@ class Executor:
     def exec_Assign(self, s, idx):
         f = _PURE.get(id(s.value))
         value = f(self, idx) if f is not None else (yield from self._eval_table[type(s.value)](self, s.value, idx))
+        t = self.temp_ready
+        if t:
+            if keeps_pending(s):         # x = a[i]: x is pending, the warp goes on
+                self.temp_ready = 0.0
+                self.pending[s.name] = t
+            else:                        # a computed value: its instruction waits
+                yield from self.wait_value()
         self.issue(idx, s)
         self.frame.vars[s.name][idx] = value
         return idx
@@ -170,6 +223,8 @@ class Executor:
         index = f(self, idx) if f is not None else (yield from self._eval_table[type(s.index)](self, s.index, idx))
         f = _PURE.get(id(s.value))
         value = f(self, idx) if f is not None else (yield from self._eval_table[type(s.value)](self, s.value, idx))
+        if self.temp_ready:              # its address and data must be there
+            yield from self.wait_value()
         self.issue(idx, s)
         b = self.binding(s.array)
         pos = self.element(s, b, index, idx)
@@ -184,11 +239,14 @@ class Executor:
 
     def exec_ExprStmt(self, s, idx):
         yield from self.eval(s.expr, idx)
+        self.temp_ready = 0.0            # an unused result: nobody waits for it
         return idx
 
     def exec_If(self, s, idx):
         f = _PURE.get(id(s.cond))
         cond = f(self, idx) if f is not None else (yield from self._eval_table[type(s.cond)](self, s.cond, idx))
+        if self.temp_ready:              # a branch needs its condition
+            yield from self.wait_value()
         self.branch(idx, cond, s)
         taken, other = idx[cond], idx[~cond]
         out_t = (yield from self.exec_block(s.then, taken)) if taken.size else taken
@@ -201,19 +259,26 @@ class Executor:
     def exec_For(self, s, idx):
         f = _PURE.get(id(s.start))
         start = f(self, idx) if f is not None else (yield from self._eval_table[type(s.start)](self, s.start, idx))
+        if self.temp_ready:
+            yield from self.wait_value()
         self.issue(idx, s)
         self.frame.vars[s.var][idx] = start
         return (yield from self.loop(s, idx, s))
 
     def loop(self, s, idx, for_loop):
         active, exits = idx, []
+        test = loop_test_reads(s)
         while True:
+            if self.pending:             # its test reads a pending variable
+                yield from self.wait_for(test)
             if for_loop is None:
                 f = _PURE.get(id(s.cond))
                 cond = f(self, active) if f is not None else (yield from self._eval_table[type(s.cond)](self, s.cond, active))
             else:
                 f = _RANGE.get(id(s))
                 cond = f(self, active) if f is not None else (yield from self.range_cond(for_loop, active))
+            if self.temp_ready:          # a branch needs its condition
+                yield from self.wait_value()
             if self.branch(active, cond, s) < active.size:     # else every lane goes on
                 exits.append(active[~cond])
                 active = active[cond]
@@ -226,8 +291,12 @@ class Executor:
             exits.extend(loop.brk)
             active = union([out] + loop.cont, self.group.n)
             if for_loop is not None and active.size:
+                if self.pending:
+                    yield from self.wait_for(test)
                 f = _PURE.get(id(for_loop.step))
                 step = f(self, active) if f is not None else (yield from self._eval_table[type(for_loop.step)](self, for_loop.step, active))
+                if self.temp_ready:
+                    yield from self.wait_value()
                 self.issue(active, s)
                 v = self.frame.vars[for_loop.var]
                 v[active] = v[active] + step
@@ -258,6 +327,9 @@ class Executor:
     def exec_Return(self, s, idx):
         if s.value is not None:
             self.frame.ret[idx] = yield from self.eval(s.value, idx)
+            if self.temp_ready:          # the caller's value: pending there
+                self.ret_ready = max(self.ret_ready, self.temp_ready)
+                self.temp_ready = 0.0
         self.issue(idx, s)
         if self.frame.fn.is_kernel:
             self.group.exited[idx] = True
@@ -281,6 +353,8 @@ class Executor:
             raise self.divergent_barrier(s, missing)
         if not self.lockstep:
             yield Barrier(s, idx)
+        elif self.clock is not None:     # a timed block: it waits for its stores
+            yield FENCE
         return idx
 
     def divergent_barrier(self, s, missing):
@@ -354,6 +428,8 @@ class Executor:
     def eval_Logical(self, e, idx):
         f = _PURE.get(id(e.left))
         left = f(self, idx) if f is not None else (yield from self._eval_table[type(e.left)](self, e.left, idx))
+        if self.temp_ready:              # which lanes go on depends on it: a branch
+            yield from self.wait_value()
         self.issue(idx, e)
         # The right side runs only on lanes that still need it, as C's && and ||.
         need = left if e.op.value == "and" else ~left
@@ -365,6 +441,8 @@ class Executor:
     def eval_Select(self, e, idx):
         f = _PURE.get(id(e.cond))
         cond = f(self, idx) if f is not None else (yield from self._eval_table[type(e.cond)](self, e.cond, idx))
+        if self.temp_ready:              # which side runs depends on it: a branch
+            yield from self.wait_value()
         self.issue(idx, e)
         out = np.empty(idx.size, dtype=e.type.dtype)
         if cond.any():
@@ -374,21 +452,30 @@ class Executor:
         return out
 
     def eval_Load(self, e, idx):
+        before, self.temp_ready = self.temp_ready, 0.0    # what the operands leave pending
         f = _PURE.get(id(e.index))
         index = f(self, idx) if f is not None else (yield from self._eval_table[type(e.index)](self, e.index, idx))
+        if self.temp_ready:              # its address is still on its way: a[b[i]]
+            yield from self.wait_value()
         self.issue(idx, e)
         b = self.binding(e.array)
         pos = self.element(e, b, index, idx)
         values = b.data[pos]
-        yield self.access("load", e, b, idx, index, pos)
+        acc = self.access("load", e, b, idx, index, pos)
+        yield acc
+        ready = acc.ready                # set by a timed engine: the value is pending
+        self.temp_ready = ready if ready > before else before
         return values
 
     def eval_Atomic(self, e, idx):
+        before, self.temp_ready = self.temp_ready, 0.0
         f = _PURE.get(id(e.index))
         index = f(self, idx) if f is not None else (yield from self._eval_table[type(e.index)](self, e.index, idx))
         f = _PURE.get(id(e.value))
         value = f(self, idx) if f is not None else (yield from self._eval_table[type(e.value)](self, e.value, idx))
         compare = (yield from self.eval(e.compare, idx)) if e.compare is not None else None
+        if self.temp_ready:              # its operands must be there
+            yield from self.wait_value()
         self.issue(idx, e)
         b = self.binding(e.array)
         pos = self.element(e, b, index, idx)
@@ -396,7 +483,10 @@ class Executor:
         if order is None:
             order = np.arange(len(pos))
         old = atomic_update(b.data, e.op, pos, value, compare, order)
-        yield self.access("atomic", e, b, idx, index, pos)
+        acc = self.access("atomic", e, b, idx, index, pos)
+        yield acc
+        ready = acc.ready                # its old value is pending, as a load's
+        self.temp_ready = ready if ready > before else before
         return old
 
     def eval_WarpOp(self, e, idx):
@@ -421,18 +511,25 @@ class Executor:
     def eval_Call(self, e, idx):
         fn = e.function
         callee = Frame(fn, self.group.n)
+        before, pending = self.temp_ready, {}
         for p, a in zip(fn.params, e.args):
             if isinstance(a, ir.ArrayRef):
                 callee.arrays[p.name] = self.binding(a)
             else:
+                self.temp_ready = 0.0
                 callee.vars[p.name][idx] = yield from self.eval(a, idx)
+                if self.temp_ready:      # the parameter is pending in the callee
+                    pending[p.name] = self.temp_ready
+        self.temp_ready = 0.0
         self.issue(idx, e)
-        caller, loops = self.frame, self.loops
-        self.frame, self.loops = callee, []
+        caller, loops, caller_pending, ret_ready = self.frame, self.loops, self.pending, self.ret_ready
+        self.frame, self.loops, self.pending, self.ret_ready = callee, [], pending, 0.0
         try:
             yield from self.exec_block(fn.body, idx)
         finally:
-            self.frame, self.loops = caller, loops
+            returned = self.ret_ready
+            self.frame, self.loops, self.pending, self.ret_ready = caller, loops, caller_pending, ret_ready
+        self.temp_ready = returned if returned > before else before
         return callee.ret[idx] if fn.return_type else np.zeros(idx.size, np.int32)
 
     # --- memory helpers ------------------------------------------------------------
@@ -472,5 +569,6 @@ class Executor:
         # (a third of the cost of a warp's memory instruction in the timed engine).
         acc = _new_object(MemoryAccess)
         acc.__dict__.update(kind=kind, space=b.space, node=node, array=b.name,
-                            warp=g.warp[idx], lane=g.lane[idx], address=address, word_size=word)
+                            warp=g.warp[idx], lane=g.lane[idx], address=address, word_size=word,
+                            ready=0.0)       # a timed engine sets when its data are back
         return acc

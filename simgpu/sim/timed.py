@@ -37,6 +37,7 @@ from ..mem.memory_system import MemorySystem
 from .engines import BarrierPool, shared_bindings
 from .interpreter import Barrier, Counters, Executor
 from .lanes import Geometry, LaneGroup
+from .scoreboard import Fence, Stall
 
 
 def blocks_per_sm(config, geom: Geometry, fn) -> tuple[int, str]:
@@ -173,6 +174,7 @@ class SM:
         self.alu_latency = config.issue.alu_latency_cycles
         self.issue_free = 0.0
         self.busy = 0.0
+        self.memory_free = 0.0       # the memory pipeline takes no instruction before
 
     def issue(self, now: float, k: int, warps: int = 1) -> tuple[float, float]:
         """Reserve the issue pipeline for k warp instructions of ``warps`` warps
@@ -204,8 +206,10 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
     banks = SharedBanks(config.gpu.arch)
     warp_groups = WarpGroups(geom)
 
-    def serve(event, issued, ready, sm: SM):
-        """When the issuing warp(s) may go on after ``event``; memory traffic is per warp."""
+    def serve(event, issued, sm: SM):
+        """Book ``event`` (memory traffic is per warp): (when the memory pipeline has
+        accepted it, so that the warp may go on; when its data or, for a store, its
+        acknowledgement is back)."""
         if event.space == "shared":
             traffic.add(event)
             replays = banks.replays(event)
@@ -217,14 +221,20 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 sm.issue_free = issued + extra
                 sm.busy += extra
                 issued += extra
-            return max(ready, issued + shared_latency)
+            return issued, issued + shared_latency
         kind = event.kind
         l1 = not (kind == "load" and event.node.fresh)     # fresh loads read at the L2
+        back = at = issued
         for addresses, sizes in traffic.add_timed(event):
-            back = memory.access(kind, addresses, sizes, issued, sm.index, l1=l1)
-            if kind != "store" and back > ready:   # loads and atomics wait for their data
-                ready = back
-        return ready
+            done = memory.access(kind, addresses, sizes, at, sm.index, l1=l1)
+            if done > back:
+                back = done
+            # Back-pressure: the next warp instruction of the group goes to the memory
+            # pipeline once it has accepted this one (full queues accept later).
+            accepted = getattr(memory, "accepted", at)
+            if accepted > at:
+                at = accepted
+        return at, back
 
     # A warp's first global load costs it warp_first_load_ns more than its later ones,
     # in every wave of blocks (benchmarks/first_access.py), before the memory system
@@ -233,10 +243,37 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
     # bandwidth-bound kernel, as the GPU's first loads do.
     first_load = (config.issue.warp_first_load_ns or 0.0) * config.gpu.core_clock_mhz / 1e3
 
+    def book_crossings(crossings, first, cell):
+        """Far loads' data cross between the L2's halves in the order they reach the
+        link: book them once the simulation is there (``cell[1]``: when they are through)."""
+        if first > env.now:
+            yield env.timeout(first - env.now)
+        cell[1] = memory.cross(crossings)
+
+    def crossed(late: list, until: float) -> float:
+        """When the data a warp waits for until ``until`` are through the link between
+        the L2's halves (``until`` if none of them crossed it, or none later)."""
+        keep = []
+        for cell in late:
+            if cell[0] <= until:
+                if cell[1] > until:
+                    until = cell[1]
+            else:
+                keep.append(cell)
+        late[:] = keep
+        return until
+
     def warp(gen, wc: Counters, sm: SM, block_state, w, warps: int):
-        """A warp's process (or a whole block's, when ``warps`` > 1 run as one group)."""
+        """A warp's process (or a whole block's, when ``warps`` > 1 run as one group).
+
+        The warp issues without waiting for its loads (the interpreter's scoreboard
+        yields a Stall where a value is used before its data are back); stores are
+        fire and forget until ``syncthreads()``, which waits for their acknowledgements.
+        """
         done = 0
         loaded = not first_load                  # its first global load issued yet?
+        acked = 0.0                              # when its stores so far are acknowledged
+        late: list = []                          # [back, through the link] of far loads
         while True:
             try:
                 event = next(gen)                # functional execution, at this cycle
@@ -244,30 +281,55 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 event = None
             k, done = wc.warp_instructions - done, wc.warp_instructions
             issued, ready = sm.issue(env.now, k, warps)
+            cls = event.__class__
+            if cls is Stall:                     # the next instruction needs pending data
+                until = event.until
+                if until > ready:
+                    ready = until
+                if late:
+                    # Far loads' data: booked on the link by now (their process runs
+                    # before the warp at the same cycle); the warp waits for them too.
+                    yield env.timeout(ready - env.now)
+                    while any(c[0] <= ready and c[1] is None for c in late):
+                        yield env.timeout(0)
+                    ready = crossed(late, ready)
+                if not env.skip_to(ready):
+                    yield env.timeout(env.pending_delay)
+                continue
             if event is None:
                 yield env.timeout(ready - env.now)
                 block_state.finish(w)
                 return
-            if event.__class__ is Barrier:
+            if cls is Barrier or cls is Fence:
+                if acked > ready:                # syncthreads waits for the warp's stores
+                    ready = acked
                 yield env.timeout(ready - env.now)
-                yield block_state.arrive(w, event)
+                if cls is Barrier:
+                    yield block_state.arrive(w, event)
                 continue
+            if sm.memory_free > issued:          # back-pressure: the LSU takes it later
+                issued = sm.memory_free
+                if issued > ready:
+                    ready = issued
             if not loaded and event.kind == "load" and event.space == "global":
                 loaded = True
                 issued += first_load
                 if issued > ready:
                     ready = issued
-            ready = serve(event, issued, ready, sm)
+            accepted, back = serve(event, issued, sm)
+            if accepted > issued:
+                sm.memory_free = accepted
+                if accepted > ready:
+                    ready = accepted
+            # The scoreboard: the interpreter reads when the data are back.
+            event.__dict__["ready"] = back       # (MemoryAccess is frozen for its users)
+            if event.kind != "load" and back > acked:
+                acked = back                     # stores and atomics: acknowledged then
             if memory.crossings:
-                # Far loads' data cross between the L2's halves in the order they reach
-                # the link: book them once the simulation is there.
                 crossings, memory.crossings = memory.crossings, []
-                first = min(c[0] for c in crossings)
-                if first > env.now:
-                    yield env.timeout(first - env.now)
-                crossed = memory.cross(crossings)
-                if crossed > ready:
-                    ready = crossed
+                cell = [back, None]
+                late.append(cell)
+                env.process(book_crossings(crossings, min(c[0] for c in crossings), cell))
             # Between two memory accesses a warp touches only its registers: if it is
             # ready again before anything else is scheduled, nothing can happen in
             # between, and it goes on without a trip through the event queue.
@@ -308,7 +370,9 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
         for w, group in enumerate(groups):
             wc = Counters()
             warp_counters.append(wc)
-            gen = Executor(group, schedule, wc, lockstep=granularity == "block").run(fn, scalars, bindings)
+            ex = Executor(group, schedule, wc, lockstep=granularity == "block")
+            ex.clock = env                       # the scoreboard compares with env.now
+            gen = ex.run(fn, scalars, bindings)
             env.process(warp(gen, wc, sm, state, w, 1 if group.single_warp else
                              group.count_warps(np.arange(group.n))))
         yield state.done

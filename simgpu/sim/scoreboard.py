@@ -1,0 +1,114 @@
+"""A warp's scoreboard: which of its values are still on their way from memory.
+
+A GPU does not stop a warp when it issues a load.  The load's destination
+register is marked pending, the warp goes on issuing, and it stalls at the
+first instruction that reads a pending register, until the data are back.
+Independent loads of one thread thus overlap (memory-level parallelism), and a
+dependent chain (``a[b[i]]``) still pays each load's latency in full.
+
+The interpreter keeps that state for the timed engines, which tell it when
+each access's data are back (they set ``access.ready`` before resuming the
+generator); the other engines never do, so nothing is ever pending there and
+their results, counts and speed are those of an interpreter without a
+scoreboard.  Two kinds of pending values:
+
+* **named variables**: ``x = a[i]`` (a load, an atomic, a call, or a cast of
+  one, as the whole value) leaves ``x`` pending until its data are back.  A
+  statement that reads (or overwrites) a pending variable waits for it: the
+  interpreter yields a :class:`Stall` first.  Statements that touch no memory
+  run as compiled closures, whole; they wait before they start.
+* **temporaries** inside one statement: ``a[i] + b[i]`` issues both loads and
+  waits once, where the value is needed.  Arithmetic on pending values gives a
+  pending value (nvcc schedules an expression's loads before the arithmetic
+  that uses them); the warp waits where the value must be there: the address
+  or data of a memory instruction, a branch condition, or the end of the
+  statement (an assignment of a computed value: the instruction that writes it
+  issues in order).
+
+What the scoreboard does not see: the compiler's unrolling and its hoisting of
+loads across statements and loop iterations (a load is issued where the
+kernel's source has it), and the register file's limit on outstanding loads.
+"""
+from __future__ import annotations
+
+from ..ir import nodes as ir
+
+
+class Stall:
+    """Yielded by a warp that must wait for its data: it issues nothing before ``until``."""
+    __slots__ = ("until",)
+
+    def __init__(self, until: float):
+        self.until = until
+
+    def __repr__(self):
+        return f"Stall(until={self.until})"
+
+
+_TOUCHED: dict = {}     # id(node) -> (node, frozenset of variable names it reads or writes)
+
+
+def touched(node) -> frozenset:
+    """The variables a statement (or an expression) reads, and those that the
+    statements nested in it assign, without looking into called functions (they have
+    their own frame).  A statement that touches a pending variable waits for it first;
+    an assignment's own target is not in its set: it only makes the old value dead."""
+    hit = _TOUCHED.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    names = set()
+    for n in ir.walk(node):
+        t = type(n)
+        if t is ir.Var:
+            names.add(n.name)
+        elif t is ir.Assign and n is not node:
+            names.add(n.name)
+        elif t is ir.For:
+            names.add(n.var)
+    out = frozenset(names)
+    _TOUCHED[id(node)] = (node, out)
+    return out
+
+
+_BARE = (ir.Load, ir.Atomic, ir.Call)
+_KEEPS: dict = {}       # id(Assign) -> (node, True if a pending value leaves its variable pending)
+
+
+def keeps_pending(s: ir.Assign) -> bool:
+    """True if ``s`` assigns the result of a load, atomic or call (or a cast of one) as
+    the whole value: the variable is then pending, as the load's destination register
+    is.  Any other pending value is computed by an instruction that must wait."""
+    hit = _KEEPS.get(id(s))
+    if hit is not None and hit[0] is s:
+        return hit[1]
+    v = s.value
+    if type(v) is ir.Cast:
+        v = v.operand
+    keep = isinstance(v, _BARE)
+    _KEEPS[id(s)] = (s, keep)
+    return keep
+
+
+class Fence:
+    """Yielded at ``syncthreads()`` by a block that runs as one group (engine
+    ``timed-block``, where no warp waits for another): it waits for its stores."""
+    __slots__ = ()
+
+
+FENCE = Fence()
+
+_LOOP_TEST: dict = {}   # id(loop) -> (node, names its test reads)
+
+
+def loop_test_reads(s) -> frozenset:
+    """What a loop reads at each turn: a ``while``'s condition; a ``for``'s variable,
+    stop and step."""
+    hit = _LOOP_TEST.get(id(s))
+    if hit is not None and hit[0] is s:
+        return hit[1]
+    if type(s) is ir.While:
+        names = touched(s.cond)
+    else:
+        names = touched((s.stop, s.step)) | {s.var}
+    _LOOP_TEST[id(s)] = (s, names)
+    return names
