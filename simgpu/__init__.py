@@ -7,7 +7,11 @@ memory access, or on a real one (``cuda``) through the CUDA backend.
 from .device import DEFAULT_DEVICE, Device, DeviceArray, get_device, register_device
 from .sim.device import SimDevice   # the simulator registers the "sim" device
 from .report import AccessCounts, LaunchReport
+from .lang.errors import (ArgumentError, InputFileError, KernelError, KernelTimeoutError,
+                          LaunchError, SimgpuError)
 
 __version__ = "0.1.0"
 __all__ = ["get_device", "Device", "DeviceArray", "SimDevice", "LaunchReport", "AccessCounts",
            "DEFAULT_DEVICE", "register_device"]
+__all__ += ["SimgpuError", "ArgumentError", "InputFileError", "LaunchError", "KernelError",
+            "KernelTimeoutError"]

@@ -17,7 +17,7 @@ import numpy as np
 
 from .ir.types import ArrayType, ScalarType, from_dtype
 from .lang import Kernel
-from .lang.errors import LaunchError
+from .lang.errors import ArgumentError, LaunchError
 from .report import LaunchReport
 
 ALIGNMENT = 256           # cudaMalloc returns 256-byte aligned pointers
@@ -55,10 +55,16 @@ class DeviceArray:
         return self.device._to_host(self)
 
     def copy_from(self, host) -> None:
-        """Overwrite the contents from a host array of the same size and dtype."""
-        host = np.ascontiguousarray(host, dtype=self.dtype)
-        if host.size != self.size:
-            raise ValueError(f"copy_from: {host.size} elements into an array of {self.size}")
+        """Overwrite the contents from a host array of the same size and dtype (or one
+        that converts without loss: ints into a wider int or a float array)."""
+        src = np.asarray(host)
+        if not _converts_exactly(src, self.dtype):
+            raise ArgumentError(f"copy_from: the {src.dtype} values do not convert without loss "
+                                f"into this {self.dtype} array; convert them first "
+                                f"(host.astype(np.{self.dtype}))")
+        if src.size != self.size:
+            raise ArgumentError(f"copy_from: {src.size} elements into an array of {self.size}")
+        host = np.ascontiguousarray(src, dtype=self.dtype)
         self.device._copy_from(self, host.ravel())
 
     def __repr__(self) -> str:
@@ -80,25 +86,29 @@ class Device(ABC):
     def to_device(self, host) -> DeviceArray:
         host = np.ascontiguousarray(host)
         if host.ndim != 1:
-            raise ValueError(f"device arrays are one-dimensional; got shape {host.shape} "
-                             "(flatten it with .ravel())")
-        from_dtype(host.dtype)           # refuses dtypes the kernel language lacks
+            raise ArgumentError(f"device arrays are one-dimensional; got shape {host.shape} "
+                                "(flatten it with .ravel())")
+        _check_dtype(host.dtype)         # refuses dtypes the kernel language lacks
         return self._allocate(host)
 
     def empty(self, n: int, dtype) -> DeviceArray:
         return self.zeros(n, dtype)
 
     def zeros(self, n: int, dtype) -> DeviceArray:
-        if int(n) < 0:
-            raise ValueError(f"array length must be >= 0, not {n}")
-        from_dtype(dtype)
-        return self._allocate_zeros(int(n), np.dtype(dtype))
+        n = _check_length(n)
+        return self._allocate_zeros(n, _check_dtype(dtype))
 
     def _allocate_zeros(self, n: int, dtype) -> DeviceArray:
         return self._allocate(np.zeros(n, dtype=dtype))
 
     def full(self, n: int, value, dtype) -> DeviceArray:
-        return self.to_device(np.full(int(n), value, dtype=dtype))
+        n, dtype = _check_length(n), _check_dtype(dtype)
+        if not isinstance(value, (int, float, np.number)) or isinstance(value, (bool, np.bool_)) \
+                and dtype.kind != "b" or dtype.kind in "iu" and not float(value).is_integer() \
+                or dtype.kind in "iu" and not np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
+            raise ArgumentError(f"full: the value {value!r} is not a {dtype} "
+                                f"(range and kind of the array's dtype)")
+        return self.to_device(np.full(n, value, dtype=dtype))
 
     @abstractmethod
     def _allocate(self, host: np.ndarray) -> DeviceArray:
@@ -117,6 +127,24 @@ class Device(ABC):
     @abstractmethod
     def limits(self):
         """The GPU's launch limits (max threads per block, block and grid dims, ...)."""
+
+    # Keyword options of launch() beyond grid, block and the kernel's arguments. A real
+    # GPU accepts the simulator's (and ignores them), so algorithm code runs on either.
+    LAUNCH_OPTIONS = ("engine", "schedule", "seed", "max_loop_iterations", "sync")
+
+    def check_launch_options(self, options) -> dict:
+        """``options`` (a dict of launch keywords, e.g. an algorithm's launch_options)
+        checked before any work: a copy, or LaunchError naming the bad key or value."""
+        if options is None:
+            return {}
+        if not isinstance(options, dict) or not all(isinstance(k, str) for k in options):
+            raise LaunchError(f"launch options are a dict such as dict(engine='lockstep'), "
+                              f"not {options!r}")
+        unknown = sorted(set(options) - set(self.LAUNCH_OPTIONS))
+        if unknown:
+            raise LaunchError(f"unknown launch option(s) {', '.join(map(repr, unknown))} for "
+                              f"{self.name}: it takes {', '.join(self.LAUNCH_OPTIONS)}")
+        return dict(options)
 
     def synchronize(self) -> None:
         """Wait for launched work (the simulator is always synchronous)."""
@@ -172,13 +200,18 @@ class Device(ABC):
         return a
 
 
+def _is_int(x) -> bool:
+    """An integer, and not a bool (True would silently mean 1)."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
 def _dim3(v, what) -> tuple:
-    if isinstance(v, (int, np.integer)):
+    if _is_int(v):
         v = (int(v),)
-    try:
-        v = tuple(int(x) for x in v)
-    except TypeError:
-        raise LaunchError(f"{what} must be an int or a tuple of up to 3 ints, not {v!r}") from None
+    if not isinstance(v, (tuple, list)) or not all(_is_int(x) for x in v):
+        raise LaunchError(f"{what} must be an int or a tuple of up to 3 ints, such as 4 or "
+                          f"(4, 2), not {v!r}")
+    v = tuple(int(x) for x in v)
     if not 1 <= len(v) <= 3 or any(x < 1 for x in v):
         raise LaunchError(f"{what} must have 1 to 3 dimensions, each >= 1; got {v}")
     return v + (1,) * (3 - len(v))
@@ -205,6 +238,35 @@ def _check_scalar_arg(fn, p, a):
         raise LaunchError(f"argument '{p.name}' = {a} does not fit {t} "
                           f"({t.min}..{t.max}) of kernel '{fn.name}'")
     return a
+
+
+def _check_length(n) -> int:
+    if not _is_int(n) or n < 0:
+        raise ArgumentError(f"an array length is an integer >= 0, not {n!r}")
+    return int(n)
+
+
+def _check_dtype(dtype) -> np.dtype:
+    """The numpy dtype of an element type the kernel language has, else ArgumentError."""
+    try:
+        dt = np.dtype(dtype.dtype if isinstance(dtype, ScalarType) else dtype)
+        from_dtype(dt)
+    except (TypeError, ValueError, KeyError):
+        raise ArgumentError(f"{dtype!r} is not an element type of device arrays: use int8..int64, "
+                            "uint8..uint64, float32, float64 or bool (or simgpu.lang's i32, ...)"
+                            ) from None
+    return dt
+
+
+def _converts_exactly(src: np.ndarray, dtype: np.dtype) -> bool:
+    """``src`` (numbers) converts to ``dtype`` and back to the same values."""
+    if src.dtype.kind not in "biuf":
+        return False
+    if np.can_cast(src.dtype, dtype, "safe"):
+        return True
+    with np.errstate(all="ignore"):
+        back = src.astype(dtype).astype(src.dtype)
+    return bool(np.array_equal(back, src, equal_nan=src.dtype.kind == "f"))
 
 
 DEFAULT_DEVICE = "sim:gtx260"
@@ -254,11 +316,11 @@ def get_device(name: str = DEFAULT_DEVICE) -> Device:
     if isinstance(name, Device):
         return name
     if not isinstance(name, str):
-        raise ValueError(f"device name must be a string such as 'sim:gtx260', not {name!r}")
+        raise ArgumentError(f"device name must be a string such as 'sim:gtx260', not {name!r}")
     prefix, colon, spec = name.partition(":")
     factory = _factory(prefix)
     if factory is None:
-        raise ValueError(f"unknown device {name!r}: use 'sim:<config>' (e.g. sim:gtx260, sim:h100, "
+        raise ArgumentError(f"unknown device {name!r}: use 'sim:<config>' (e.g. sim:gtx260, sim:h100, "
                          "sim:h200, or sim:path/to/gpu.toml) or 'cuda' / 'cuda:N'")
     return factory(spec if colon else None)
 

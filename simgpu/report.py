@@ -90,6 +90,9 @@ class LaunchReport:
                  + (f" (seed {self.seed})" if self.schedule != "fixed" else "")]
         if self.time_ms is not None:
             lines.append(f"time {self.time_ms:.6f} ms" + (f"  ({self.cycles} cycles)" if self.cycles else ""))
+        elif self.engine in ("lockstep", "warps"):
+            lines.append(f"time: none (engine {self.engine} is untimed; launch with "
+                         "engine='timed-block' or 'timed' for a simulated time)")
         if not self.counted:
             lines.append("counts: not measured on the GPU itself "
                          "(python -m cuda_backend.validate reads them with Nsight Compute)")

@@ -14,7 +14,8 @@ import sys
 import numpy as np
 
 from simgpu import get_device
-from simgpu.lang.errors import KernelError, LaunchError
+from simgpu.lang.errors import KernelError, LaunchError, SimgpuError
+from simgpu_apps.cli_checks import one_line
 
 
 class UserError(Exception):
@@ -380,13 +381,18 @@ def main(argv=None) -> int:
         parser.parse_args(argv)                     # the usual one-line error, exit 2
     args.rest = rest
     try:
+        from simgpu_apps.cli_checks import check_args
+        check_args(args, UserError)                 # paths, options: before any work
         COMMANDS[args.command][1](args)
-    except (UserError, ValueError, LaunchError, FileNotFoundError) as exc:
-        print(f"simgpu {args.command}: error: {exc}", file=sys.stderr)
-        return 2
     except KernelError as exc:
         print(f"simgpu {args.command}: kernel error:\n{exc}", file=sys.stderr)
         return 2
+    except (UserError, ValueError, LaunchError, SimgpuError, OSError, MemoryError) as exc:
+        print(f"simgpu {args.command}: error: {one_line(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"simgpu {args.command}: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -9,13 +9,20 @@ pytest_plugins = ["pytester", "simgpu.testing.pytest_plugin"]
 
 @pytest.fixture
 def dev():
-    """The default device: the paper's GTX 260 (CC 1.3, half-warp coalescing)."""
-    return simgpu.get_device("sim:gtx260")
+    """The default device: the paper's GTX 260 (CC 1.3, half-warp coalescing).
+    The tests that take it check results and counts, not time: their launches run on
+    the untimed lockstep engine (fast, lane order), where one names no engine."""
+    d = simgpu.get_device("sim:gtx260")
+    d.default_engine = "lockstep"
+    return d
 
 
 @pytest.fixture
 def h100():
-    return simgpu.get_device("sim:h100")
+    """sim:h100, on the untimed lockstep engine where a launch names none (as dev)."""
+    d = simgpu.get_device("sim:h100")
+    d.default_engine = "lockstep"
+    return d
 
 
 @pytest.fixture

@@ -27,6 +27,7 @@ import numpy as np
 
 import simgpu
 
+from ..arguments import check_device, check_launch_options, check_seed, check_threads
 from .sequential import label_sequential
 from . import shiloach_vishkin as _sv
 from .shiloach_vishkin import ConvergenceError, round_bound
@@ -61,9 +62,12 @@ def label(n, edges, method="shiloach-vishkin", device="sim:gtx260", threads=None
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    check_seed("label", seed)
     if method == "sequential":
         return CCResult(labels=label_sequential(n, _as_edges(edges)))
-    dev = simgpu.get_device(device)
+    dev = check_device(device)                 # every argument checked before any work
+    check_threads("label", threads, dev)
+    launch_options = check_launch_options(dev, launch_options)
     labels, rounds, launches, p, m = _sv.shiloach_vishkin(
         n, edges, dev, threads=threads, seed=seed, launch_options=launch_options)
     return CCResult(labels=labels, rounds=rounds, launches=launches, threads=p,

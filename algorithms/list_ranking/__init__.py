@@ -64,6 +64,9 @@ import numpy as np
 
 import simgpu
 
+from simgpu.lang.errors import ArgumentError
+
+from ..arguments import check_block, check_device, check_launch_options, check_seed, check_threads
 from . import cpu
 from .random_splitter import (MAX_THREADS_48, WALKS, check_48_threads, check_walk,
                               run_random_splitter)
@@ -187,10 +190,17 @@ def rank(succ, method: str = "random-splitter", device="sim:gtx260", threads: in
         raise ValueError(f"packing must be 64 or 48, not {packing!r}")
     if splitters not in SPLITTERS:
         raise ValueError(f"splitters must be 'random' or 'even', not {splitters!r}")
-    if threads is not None and (isinstance(threads, bool) or int(threads) < 1):
-        raise ValueError(f"threads must be a positive integer, not {threads!r}")
-    if workers is not None and (isinstance(workers, bool) or int(workers) < 1):
-        raise ValueError(f"workers must be a positive integer, not {workers!r}")
+    check_seed("rank", seed)
+    if method in DEVICE_METHODS:              # every argument checked before any work
+        device = check_device(device)
+        check_threads("rank", threads, device)
+        check_block("rank", block, device)
+        launch_options = check_launch_options(device, launch_options)
+    else:
+        check_threads("rank", threads)
+    if workers is not None and not (isinstance(workers, (int, np.integer))
+                                    and not isinstance(workers, bool) and workers >= 1):
+        raise ArgumentError(f"rank: workers must be a positive integer, not {workers!r}")
     if method == "random-splitter":
         walk = check_walk(walk, packing)
     if method == "random-splitter" and packing == 48 and threads is not None:

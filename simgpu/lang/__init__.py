@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from ..ir.types import (Array, ArrayType, ScalarType, boolean, f32, f64, i8, i16, i32,
                         i64, u8, u16, u32, u64)
-from .errors import (KernelError, KernelRuntimeError, KernelSyntaxError, KernelTypeError,
-                     LaunchError)
+from .errors import (ArgumentError, InputFileError, KernelError, KernelRuntimeError,
+                     KernelSyntaxError, KernelTimeoutError, KernelTypeError, LaunchError,
+                     SimgpuError)
 from .frontend import FunctionBuilder
 
 
@@ -78,12 +79,31 @@ class DeviceFunction(_Compiled):
 
 def kernel(fn) -> Kernel:
     """Mark ``fn`` as a GPU kernel written in the kernel language."""
+    _check_decorated(fn, "@kernel")
     return Kernel(fn)
 
 
 def device_function(fn) -> DeviceFunction:
     """Mark ``fn`` as a function that kernels can call (``__device__`` in CUDA C)."""
+    _check_decorated(fn, "@device_function")
     return DeviceFunction(fn)
+
+
+def _check_decorated(fn, decorator: str) -> None:
+    """A plain function whose source the front end can read, else KernelSyntaxError."""
+    import inspect
+    if not inspect.isfunction(fn):
+        what = "a class" if inspect.isclass(fn) else f"a {type(fn).__name__}"
+        raise KernelSyntaxError(f"{decorator} decorates a plain 'def' function, not {what} "
+                                f"({getattr(fn, '__qualname__', repr(fn))})")
+    try:
+        inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        raise KernelSyntaxError(
+            f"{decorator}: the source of '{fn.__qualname__}' cannot be read (defined by exec(), "
+            "eval() or typed at an interactive prompt?); the kernel language compiles a "
+            "function's source", hint="define the kernel in a .py file (or a notebook cell) "
+            "and import it") from None
 
 
 # --- names the kernel language gives a meaning to ---------------------------
@@ -148,4 +168,5 @@ __all__ = [
     "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "ballot_sync", "any_sync",
     "all_sync", "activemask", "syncwarp", "FULL_MASK",
     "KernelError", "KernelSyntaxError", "KernelTypeError", "KernelRuntimeError", "LaunchError",
+    "KernelTimeoutError", "ArgumentError", "InputFileError", "SimgpuError",
 ]

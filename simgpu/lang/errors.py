@@ -4,11 +4,30 @@ Every error a user can cause in a kernel — at definition (syntax, types) or
 while it runs (out of bounds, divergent barrier, division by zero) — is a
 :class:`KernelError`.  Its message is complete on its own, so the CLI prints
 just the message and never a traceback from inside the simulator.
+
+The family, all under :class:`SimgpuError` (catch that for "the user's input was
+refused"; each message says what was wrong, where, and what to do):
+
+* :class:`KernelError` — the kernel's source or its run (``KernelSyntaxError``,
+  ``KernelTypeError``, ``KernelRuntimeError``; ``KernelTimeoutError`` when a loop
+  runs past the launch's ``max_loop_iterations``);
+* :class:`ArgumentError` (a ``ValueError``) — an argument of a public function
+  (device arrays, list ranking, connected components, coalescing helpers) has the
+  wrong type or value; nothing was done.  :class:`LaunchError` is the one of
+  ``Device.launch``;
+* :class:`InputFileError` (a ``ValueError``) — a file that cannot be read as the
+  format asked for or detected: ``path[:line]: what``;
+* ``simgpu.DeviceMemoryError`` (a ``MemoryError``) — an allocation larger than the
+  device's memory (defined with the allocator).
 """
 from __future__ import annotations
 
 
-class KernelError(Exception):
+class SimgpuError(Exception):
+    """Base of every error simgpu raises on purpose about the user's input."""
+
+
+class KernelError(SimgpuError):
     """Base class: ``what`` went wrong at ``loc``; ``hint`` says what to write instead."""
 
     def __init__(self, what: str, loc=None, hint: str | None = None, detail: str | None = None):
@@ -16,7 +35,13 @@ class KernelError(Exception):
         self.loc = loc
         self.hint = hint
         self.detail = detail
-        super().__init__(self.format())
+        # args are the constructor's, so that a copy made as type(e)(*e.args) (simpy does
+        # so when a failure passes from one process to another; pickling does so across
+        # processes) is the same error, not one whose 'what' is the whole message.
+        super().__init__(what, loc, hint, detail)
+
+    def __str__(self) -> str:
+        return self.format()
 
     def format(self) -> str:
         parts = []
@@ -44,8 +69,20 @@ class KernelRuntimeError(KernelError):
     """A fault while the kernel ran: bad index, divergent barrier, division by zero, ..."""
 
 
-class LaunchError(ValueError):
+class KernelTimeoutError(KernelRuntimeError):
+    """A loop ran past the launch's ``max_loop_iterations`` (a kernel that never ends)."""
+
+
+class ArgumentError(SimgpuError, ValueError):
+    """A public function's argument has the wrong type or value; nothing was done."""
+
+
+class LaunchError(ArgumentError):
     """A launch refused before it started: grid/block shape, argument count or types."""
+
+
+class InputFileError(SimgpuError, ValueError):
+    """A file that cannot be read: missing, a directory, unreadable, or not the format."""
 
 
 def caret_lines(loc) -> str:

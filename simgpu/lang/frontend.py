@@ -27,6 +27,11 @@ SPECIALS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
 ATOMICS = {f"atomic_{op.value}": op for op in AtomicOp}
 ATOMICS.update(atomic_and_=AtomicOp.AND, atomic_or_=AtomicOp.OR, atomic_xor_=AtomicOp.XOR)
 
+# Names the kernel language gives a meaning to: a variable or parameter of that name
+# would silently change what later uses of it mean, so it is refused where it is made.
+BUILTIN_NAMES = frozenset({"range", "min", "max", "abs", "syncthreads", "shared_array",
+                           "FULL_MASK", "Array", *ATOMICS, *WARP_INTRINSICS})
+
 # Readable names of constructs the kernel language does not have.
 CONSTRUCT_NAMES = {
     ast.ListComp: "a list comprehension", ast.DictComp: "a dict comprehension",
@@ -109,6 +114,11 @@ class FunctionBuilder(ast.NodeVisitor):
             raise self.type_error(fn, f"cannot evaluate the annotations of '{fn.name}': {exc}")
         params = {}
         for a in args.args:
+            if a.arg in BUILTIN_NAMES or a.arg in SPECIALS or a.arg in SCALAR_TYPES \
+                    or a.arg == "warp_size":
+                raise self.syntax_error(a, f"parameter '{a.arg}' would hide the kernel language's "
+                                           f"built-in '{a.arg}'",
+                                        f"choose another name, e.g. '{a.arg}_'")
             t = annotations.get(a.arg)
             if not isinstance(t, (ScalarType, ArrayType)):
                 raise self.type_error(a, f"parameter '{a.arg}' needs a type annotation such as "
@@ -323,6 +333,10 @@ class FunctionBuilder(ast.NodeVisitor):
                                     f"assign to an element: {name}[i] = ...")
         if name in SPECIALS or name in SCALAR_TYPES or name == "warp_size":
             raise self.syntax_error(target, f"'{name}' is a built-in name and cannot be assigned")
+        if name in BUILTIN_NAMES:
+            raise self.syntax_error(target, f"'{name}' is a built-in of the kernel language; a "
+                                            f"variable of that name would hide it",
+                                    f"choose another name, e.g. '{name}_'")
 
     def shared_decl(self, target, call):
         if not self.is_kernel or not self.top:
@@ -331,10 +345,16 @@ class FunctionBuilder(ast.NodeVisitor):
             raise self.syntax_error(call, "write 'name = shared_array(T, size)'")
         t = self.eval_annotation(call.args[0])
         size = self.const_value(call.args[1])
-        if not isinstance(t, ScalarType) or not isinstance(size, int) or size <= 0:
-            raise self.type_error(call, "shared_array(T, size) takes a scalar type and a positive "
-                                        "integer constant")
+        if not isinstance(t, ScalarType):
+            raise self.type_error(call.args[0], f"shared_array(T, size): T must be a scalar type "
+                                                f"such as i32 or f32, not {ast.unparse(call.args[0])}")
+        if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+            raise self.type_error(call.args[1], f"shared_array(T, size): the size must be a "
+                                                f"positive integer constant, not {size!r}",
+                                  "the number of elements of the block's array, e.g. 256")
         name = target.id
+        if name in BUILTIN_NAMES:
+            self.check_assignable(target, name)
         if name in self.scope.locals or name in self.scope.params or name in self.scope.shared:
             raise self.syntax_error(target, f"'{name}' is already defined")
         self.scope.shared[name] = ArrayType(t, "shared", size)
@@ -631,6 +651,10 @@ class FunctionBuilder(ast.NodeVisitor):
     def const_value(self, node):
         if isinstance(node, ast.Constant):
             return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            v = self.const_value(node.operand)           # -4: a constant, to say it is < 0
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                return -v if isinstance(node.op, ast.USub) else v
         if isinstance(node, ast.Name) and isinstance(self.namespace.get(node.id), int):
             return self.namespace[node.id]
         raise self.syntax_error(node, "a compile-time constant is needed here")

@@ -46,6 +46,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..lang.errors import ArgumentError
+
 __all__ = ["Batch", "coalesce_batch", "transactions", "warp_transactions", "parse_arch",
            "WARP_SIZE", "SECTOR_BYTES"]
 
@@ -61,7 +63,7 @@ def parse_arch(arch) -> int:
     """'sm_13' -> 13 (major*10 + minor). Anything but 'sm_NN'/'sm_NNN' is refused."""
     m = _ARCH_RE.fullmatch(arch) if isinstance(arch, str) else None
     if m is None or int(m.group(1)) < 10:
-        raise ValueError(
+        raise ArgumentError(
             f"arch must be a string 'sm_NN' naming a compute capability N.N "
             f"(e.g. 'sm_11', 'sm_13', 'sm_20', 'sm_90'), got {arch!r}")
     return int(m.group(1))
@@ -70,7 +72,7 @@ def parse_arch(arch) -> int:
 def _check_word_size(word_size) -> int:
     if isinstance(word_size, bool) or not isinstance(word_size, (int, np.integer)) \
             or word_size not in WORD_SIZES:
-        raise ValueError(f"word_size must be one of {WORD_SIZES} bytes, got {word_size!r}")
+        raise ArgumentError(f"word_size must be one of {WORD_SIZES} bytes, got {word_size!r}")
     return int(word_size)
 
 
@@ -80,7 +82,7 @@ def _segment_size_1x(word_size: int) -> int:
 
 
 def _misaligned(where: str, address: int, word_size: int) -> ValueError:
-    return ValueError(
+    return ArgumentError(
         f"{where}: address {address} ({address:#x}) is not aligned to the "
         f"{word_size}-byte word (GPUs require natural alignment: address % {word_size} == 0)")
 
@@ -100,17 +102,21 @@ def transactions(addresses, word_size, arch, active=None) -> list[tuple[int, int
     """
     cc = parse_arch(arch)
     ws = _check_word_size(word_size)
-    addrs = [operator.index(a) for a in addresses]   # TypeError for non-integers
+    try:
+        addrs = [operator.index(a) for a in addresses]
+    except TypeError:
+        raise ArgumentError(f"addresses must be integers (byte addresses of the lanes), not "
+                            f"{addresses!r}"[:200]) from None
     n = len(addrs)
     if n > WARP_SIZE:
-        raise ValueError(f"a warp has at most {WARP_SIZE} lanes, got {n} addresses")
+        raise ArgumentError(f"a warp has at most {WARP_SIZE} lanes, got {n} addresses")
     act = [True] * n if active is None else [bool(a) for a in active]
     if len(act) != n:
-        raise ValueError(f"active has {len(act)} entries for {n} addresses")
+        raise ArgumentError(f"active has {len(act)} entries for {n} addresses")
     for k in range(n):
         if act[k] and (addrs[k] < 0 or addrs[k] % ws):
             if addrs[k] < 0:
-                raise ValueError(f"lane {k}: negative address {addrs[k]}")
+                raise ArgumentError(f"lane {k}: negative address {addrs[k]}")
             raise _misaligned(f"lane {k}", addrs[k], ws)
 
     lanes = [k for k in range(n) if act[k]]
@@ -198,21 +204,21 @@ def coalesce_batch(warp, lane, addresses, word_size, arch) -> Batch:
     lane = np.asarray(lane, dtype=np.int64).ravel()
     addr = np.asarray(addresses, dtype=np.int64).ravel()
     if not (warp.size == lane.size == addr.size):
-        raise ValueError(f"warp, lane and addresses differ in length: "
+        raise ArgumentError(f"warp, lane and addresses differ in length: "
                          f"{warp.size}, {lane.size}, {addr.size}")
     if warp.size == 0:
         return Batch(*_freeze(*(np.zeros(0, dtype=np.int64) for _ in range(3))), requests=0)
     step = warp[1:] != warp[:-1]
     if np.any(warp[1:] < warp[:-1]):
-        raise ValueError("warp must be non-decreasing")
+        raise ArgumentError("warp must be non-decreasing")
     if lane.min() < 0 or lane.max() >= WARP_SIZE:
-        raise ValueError(f"lane must lie in 0..{WARP_SIZE - 1}")
+        raise ArgumentError(f"lane must lie in 0..{WARP_SIZE - 1}")
     # Sizes are powers of two and addresses >= 0: masks and shifts, not % and //
     # (int64 division is among the slowest things numpy does).
     if addr.min() < 0 or (ws > 1 and (addr & (ws - 1)).any()):
         i = int(np.flatnonzero((addr < 0) | (addr & (ws - 1) != 0))[0])
         if addr[i] < 0:
-            raise ValueError(f"warp {warp[i]} lane {lane[i]}: negative address {addr[i]}")
+            raise ArgumentError(f"warp {warp[i]} lane {lane[i]}: negative address {addr[i]}")
         raise _misaligned(f"warp {warp[i]} lane {lane[i]}", int(addr[i]), ws)
 
     # Dense warp index 0..W-1 (warp is sorted); put lanes in (warp, lane) order,
@@ -226,7 +232,7 @@ def coalesce_batch(warp, lane, addresses, word_size, arch) -> Batch:
         dup = np.flatnonzero(key[1:] == key[:-1])
         if dup.size:
             i = int(dup[0]) + 1
-            raise ValueError(f"warp {warp[i]} lane {lane[i]} appears twice")
+            raise ArgumentError(f"warp {warp[i]} lane {lane[i]} appears twice")
         wid = key >> 5                           # warp[i] still names wid[i]: warps kept their order
 
     if cc >= 20:

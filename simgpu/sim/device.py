@@ -106,26 +106,70 @@ class SimDevice(Device):
         arr._data[...] = host
         self._record_copy("host_to_device", arr, arr.nbytes)
 
+    # The engine of a launch that names none (and sets no default_engine): a timed one,
+    # so that a report has a time unless the user asks for an untimed engine.
+    DEFAULT_ENGINE = "timed-block"
+
+    LAUNCH_OPTIONS = ("engine", "schedule", "seed", "max_loop_iterations")
+
+    def check_launch_options(self, options) -> dict:
+        options = super().check_launch_options(options)
+        check_launch_options(options.get("engine"), options.get("schedule", "fixed"),
+                             options.get("seed", 0), options.get("max_loop_iterations"))
+        return options
+
     def launch(self, kernel, grid, block, *args, engine: str | None = None,
-               schedule: str = "fixed", seed: int = 0) -> LaunchReport:
+               schedule: str = "fixed", seed: int = 0,
+               max_loop_iterations: int | None = None) -> LaunchReport:
         """Run ``kernel`` on the simulator.
 
-        ``engine``: "lockstep" (default for the fixed schedule), "warps"
-        (per-warp interleaving; default for ``schedule="random"``), "timed"
-        (simulated time, every warp a process) or "timed-block" (simulated
-        time, each block's warps in lockstep: faster).
-        ``schedule``: "fixed" or "random" (with ``seed``).
+        ``engine``: "timed-block" (the default for the fixed schedule: simulated
+        time, each block's warps in lockstep), "timed" (simulated time, every warp
+        a process), "lockstep" (fast, untimed: exact counts, no time) or "warps"
+        (untimed, per-warp interleaving; default for ``schedule="random"``).
+        ``device.default_engine`` replaces the default for fixed schedules.
+        ``schedule``: "fixed" or "random" (with ``seed``, an integer >= 0).
+        ``max_loop_iterations``: how many times one loop may run before the launch
+        stops with KernelTimeoutError (default 2^20).
+        Every argument is checked before anything runs: a refused launch
+        (LaunchError) changes no data.
         """
         from . import launch as sim_launch
+        check_launch_options(engine, schedule, seed, max_loop_iterations)
         fn, grid, block, scalars, arrays = self.check_launch(kernel, grid, block, args)
         if engine is None and schedule == "fixed":
-            engine = self.default_engine
+            engine = self.default_engine or self.DEFAULT_ENGINE
         if self.cache_control == "all":
             self.flush_caches()
-        return sim_launch.run(self, fn, grid, block, scalars, arrays, engine, schedule, seed)
+        try:
+            return sim_launch.run(self, fn, grid, block, scalars, arrays, engine, schedule, seed,
+                                  max_loop_iterations)
+        except BaseException:
+            # An error or Ctrl-C mid-launch: the L2 may hold a half-booked state; start the
+            # next launch from an empty one (the arrays keep what the kernel wrote, as on a GPU).
+            self.flush_caches()
+            raise
 
     def __repr__(self):
         return f"<SimDevice {self.name}: {self.config.gpu.name}, {self.arch}>"
+
+
+def check_launch_options(engine, schedule, seed, max_loop_iterations) -> None:
+    """The simulator's launch options, checked before anything runs (LaunchError)."""
+    from ..device import _is_int
+    from ..lang.errors import LaunchError
+    from .launch import ENGINES
+    from .schedule import SCHEDULES
+    if engine is not None and engine not in ENGINES:
+        raise LaunchError(f"engine must be one of {', '.join(ENGINES)} (or None), not {engine!r}")
+    if schedule not in SCHEDULES:
+        raise LaunchError(f"schedule must be one of {', '.join(SCHEDULES)}, not {schedule!r}")
+    if not _is_int(seed) or seed < 0:
+        raise LaunchError(f"seed must be an integer >= 0, not {seed!r}")
+    if max_loop_iterations is not None and (not _is_int(max_loop_iterations)
+                                            or max_loop_iterations < 1):
+        raise LaunchError(f"max_loop_iterations must be an integer >= 1, not "
+                          f"{max_loop_iterations!r}")
 
 
 def open_sim_device(spec: str | None) -> SimDevice:

@@ -370,7 +370,11 @@ def _make_stmt(s):
                 ex.frame.vars[var][idx] = first
             active, exits = idx, []
             n = ex.group.n
+            sched, rounds = ex.schedule, 0
             while True:
+                rounds += 1
+                if rounds > sched.max_loop_iterations:   # never ends, or Ctrl-C
+                    raise ex.loop_limit(s, active, sched.max_loop_iterations)
                 c = cond(ex, active)
                 if ex.branch(active, c, s) < active.size:
                     exits.append(active[~c])

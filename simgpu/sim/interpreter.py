@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir import nodes as ir
-from ..lang.errors import KernelRuntimeError
+from ..lang.errors import KernelRuntimeError, KernelTimeoutError
 from ..mem.access import MemoryAccess
 from . import warp
 from .atomics import atomic_update, store_winners
@@ -97,6 +97,7 @@ class Executor:
     def run(self, fn: ir.Function, scalars: dict, arrays: dict):
         """Generator: run kernel ``fn`` on every lane of the group."""
         frame = Frame(fn, self.group.n)
+        self.kernel_name = fn.name
         for p in fn.params:
             if p.name in scalars:
                 frame.vars[p.name] = np.full(self.group.n, scalars[p.name], dtype=p.type.dtype)
@@ -268,7 +269,11 @@ class Executor:
     def loop(self, s, idx, for_loop):
         active, exits = idx, []
         test = loop_test_reads(s)
+        sched, rounds = self.schedule, 0
         while True:
+            rounds += 1
+            if rounds > sched.max_loop_iterations:     # read each time: Ctrl-C sets it to 0
+                raise self.loop_limit(s, active, sched.max_loop_iterations)
             if self.pending:             # its test reads a pending variable
                 yield from self.wait_for(test)
             if for_loop is None:
@@ -301,6 +306,24 @@ class Executor:
                 v = self.frame.vars[for_loop.var]
                 v[active] = v[active] + step
         return union(exits, self.group.n)
+
+    def loop_limit(self, s, active, limit):
+        """The error of a loop that ran ``limit`` times and goes on (a kernel that never ends),
+        or KeyboardInterrupt once Ctrl-C stopped the launch (see launch.interruptible)."""
+        if self.schedule.interrupted:
+            return KeyboardInterrupt()
+        hint = "raise it with launch(..., max_loop_iterations=N) if the loop is meant to run longer"
+        if self.lockstep and not self.group.single_warp:
+            hint = ("this engine runs a loop to its end for all the lanes it holds together "
+                    "(engine 'lockstep': whole waves of blocks) before any other branch goes "
+                    "on, so a wait for a write by another of those threads or blocks never "
+                    "ends: run it with engine='warps' or 'timed' (or " + hint + ")")
+        lanes = active if active.size else np.zeros(1, np.int64)
+        where = self.group.describe_lane(int(lanes[0]))
+        more = f" (and {len(lanes) - 1} more lanes)" if len(lanes) > 1 else ""
+        return KernelTimeoutError(
+            f"kernel '{self.kernel_name}': this loop ran {limit:,} times and has not ended",
+            s.loc, hint, f"in {where}{more}")
 
     def range_cond(self, s, idx):
         v = self.frame.vars[s.var][idx]

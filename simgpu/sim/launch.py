@@ -1,6 +1,10 @@
 """A simulated launch: bind arguments, pick an engine, gather the report."""
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
+
 import numpy as np
 
 from ..report import LaunchReport
@@ -16,8 +20,32 @@ from .schedule import Schedule
 ENGINES = ("lockstep", "warps", "timed", "timed-block")
 
 
-def run(device, fn, grid, block, scalars, arrays, engine, schedule, seed) -> LaunchReport:
+@contextlib.contextmanager
+def interruptible(sched: Schedule):
+    """Ctrl-C raises KeyboardInterrupt where the launch is, and also makes every loop of it
+    stop at its next turn: the timed engine's simpy processes catch an exception in one
+    warp and let the others run on before it surfaces, which would delay it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_sigint(signum, frame):
+        sched.interrupted = True
+        sched.max_loop_iterations = 0
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def run(device, fn, grid, block, scalars, arrays, engine, schedule, seed,
+        max_loop_iterations=None) -> LaunchReport:
     sched = Schedule(schedule, seed)
+    if max_loop_iterations is not None:
+        sched.max_loop_iterations = max_loop_iterations
     if engine is None:
         engine = "warps" if sched.is_random else "lockstep"
     if engine not in ENGINES:
@@ -29,7 +57,7 @@ def run(device, fn, grid, block, scalars, arrays, engine, schedule, seed) -> Lau
     traffic = TrafficCounter(device.arch)
     report = LaunchReport(kernel=fn.name, device=device.name, grid=grid, block=block,
                           engine=engine, schedule=schedule, seed=seed)
-    with np.errstate(all="ignore"):      # wrap-around is the semantics, not an accident
+    with np.errstate(all="ignore"), interruptible(sched):   # wrap-around is the semantics
         if engine == "lockstep":
             run_lockstep(fn, geom, scalars, bindings, sched, counters, traffic)
         elif engine == "warps":

@@ -13,13 +13,26 @@ import numpy as np
 SCHEDULES = ("fixed", "random")
 
 
+# How many times one loop may run, per entry, on one lane group, before the launch
+# stops with KernelTimeoutError (a loop that never ends, a spin-wait that cannot be
+# satisfied). High enough for any legitimate loop of the project (the longest are
+# walks of a few hundred thousand nodes); launch(..., max_loop_iterations=N) changes it.
+MAX_LOOP_ITERATIONS = 1 << 20
+
+
 class Schedule:
-    def __init__(self, kind: str = "fixed", seed: int = 0):
+    """Also carries the launch's run limit (``max_loop_iterations``), which every
+    engine's interpreter reads from the schedule it is given."""
+
+    def __init__(self, kind: str = "fixed", seed: int = 0,
+                 max_loop_iterations: int = MAX_LOOP_ITERATIONS):
         if kind not in SCHEDULES:
             raise ValueError(f"schedule must be one of {SCHEDULES}, not {kind!r}")
         self.kind = kind
         self.seed = seed
         self.rng = np.random.default_rng(seed)
+        self.max_loop_iterations = max_loop_iterations
+        self.interrupted = False      # Ctrl-C: every loop of the launch stops at its next turn
 
     @property
     def is_random(self) -> bool:

@@ -5,6 +5,8 @@ import time
 
 import numpy as np
 import pytest
+
+from simgpu.lang.errors import ArgumentError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -202,7 +204,7 @@ class TestErrors:
             transactions([0, 4], 4, "sm_90", active=[True])
         with pytest.raises(ValueError, match="negative"):
             transactions([-4], 4, "sm_90")
-        with pytest.raises(TypeError):
+        with pytest.raises(ArgumentError, match="must be integers"):
             transactions([0.5], 4, "sm_90")
 
     def test_batch_input_errors(self):
