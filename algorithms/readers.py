@@ -15,6 +15,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +47,7 @@ def read_input(path) -> tuple:
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError, ValueError) as exc:
+        except (OSError, EOFError, ValueError, zlib.error) as exc:
             raise InputFileError(f"{path}: a damaged gzip file ({exc})") from None
     suffix = "".join(path.suffixes[-2:]).lower().removesuffix(".gz")
     suffix = suffix[suffix.rfind("."):] if "." in suffix else ""
