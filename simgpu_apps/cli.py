@@ -15,7 +15,7 @@ import numpy as np
 
 from simgpu import get_device
 from simgpu.lang.errors import KernelError, LaunchError, SimgpuError
-from simgpu_apps.cli_checks import one_line
+from simgpu_apps.cli_checks import import_user_module, one_line
 
 
 class UserError(Exception):
@@ -337,7 +337,7 @@ def cmd_show_cuda(args):
         raise UserError(f"write MODULE:KERNEL, e.g. simgpu_apps.lessons.coalescing:copy_striding, "
                         f"not {args.target!r}")
     try:
-        obj = getattr(importlib.import_module(module), name)
+        obj = getattr(import_user_module(module), name)
     except (ImportError, AttributeError) as exc:
         raise UserError(f"cannot find {args.target}: {exc}") from None
     if not isinstance(obj, Kernel):

@@ -69,3 +69,26 @@ def check_args(args, error) -> None:
             value = getattr(args, name, None)
             if value is not None and value < low:
                 raise error(f"--{name} must be >= {low}, not {value}")
+
+
+def import_user_module(name: str):
+    """The module ``name``, as an import finds it, else from the current folder (where a
+    user runs ``simgpu show-cuda mykernels:k`` beside mykernels.py): loaded from its file,
+    so that sys.path stays as it is."""
+    import importlib
+    import importlib.util
+    import sys
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        top = name.split(".")[0]
+        if exc.name != top:
+            raise
+        here = Path.cwd() / (name.replace(".", "/") + ".py")
+        if not here.is_file():
+            raise
+    spec = importlib.util.spec_from_file_location(name, here)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module          # kernels read their source through the module
+    spec.loader.exec_module(module)
+    return module

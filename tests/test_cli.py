@@ -71,3 +71,34 @@ def test_show_cuda_prints_the_rendered_kernel(capsys):
     assert 'extern "C" __global__ void copy_striding(int32_t* src, int32_t* dst, int32_t n)' in out
     code, _, err = run(capsys, "show-cuda", "simgpu_apps.lessons.coalescing:nothing_here")
     assert code == 2 and "cannot find" in err
+
+
+def test_show_cuda_finds_a_module_in_the_current_folder(tmp_path, monkeypatch, capsys):
+    from simgpu_apps.cli import main
+    (tmp_path / "mykernels_here.py").write_text(
+        "from simgpu.lang import kernel, Array, i32, threadIdx\n"
+        "@kernel\ndef block_sum(a: Array[i32]):\n    a[threadIdx.x] = 1\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["show-cuda", "mykernels_here:block_sum"]) == 0
+    assert "block_sum" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["rank", "--random", "100", "--output", "."], "is a directory"),
+    (["paper", "--tiny", "--out", __file__], "is a file, not a folder"),
+    (["coalesce", "--example", "striding", "-n", "0"], "must be >= 1"),
+    (["rank", "--random", "100", "--output", "/nonexistent_dir/x.npy"], "does not exist"),
+])
+def test_bad_paths_and_values_are_one_line_errors(argv, message, capsys):
+    from simgpu_apps.cli import main
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err and "Traceback" not in err
+
+
+def test_plot_without_matplotlib_is_one_line(monkeypatch, capsys, tmp_path):
+    import sys
+    from simgpu_apps.cli import main
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert main(["coalesce", "--stride", "1", "--plot", str(tmp_path / "x.png")]) == 2
+    assert "needs matplotlib" in capsys.readouterr().err
