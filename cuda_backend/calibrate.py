@@ -47,9 +47,11 @@ CUDA graph of back-to-back launches timed with events (warm) checks the
 ncu durations without a profiler attached.
 
 On the simulator the time is the timed-block engine's cycles at the
-config's clock (without ``kernel_launch_overhead_us``).  The comparison
-takes the GPU's time net of its empty kernel's (same grid), since the model
-has no fixed GPU-side cost per kernel; both figures are in the table.
+config's clock (without ``kernel_launch_overhead_us``); they include the
+model's fixed GPU-side cost per kernel, ``kernel_fixed_us`` in the config
+(fitted to the GPU's empty kernel).  The comparison takes each side's time
+net of its own empty kernel's (same grid), so the two fixed costs cancel;
+both figures are in the table.
 """
 from __future__ import annotations
 

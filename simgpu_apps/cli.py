@@ -51,7 +51,9 @@ def cmd_devices(args):
         return
     for c in configs:
         if args.verbose:
+            from simgpu_apps.hardware_checks import hardware_check
             print(c.describe())
+            print(f"hardware check: {hardware_check(c.key)}")
             print()
         else:
             print(f"sim:{c.key:10} {c.gpu.name:40} {c.gpu.arch}  {c.gpu.sm_count:4} SMs  "
