@@ -349,12 +349,19 @@ def cmd_show_cuda(args):
 
 
 def add_validate(sub):
-    sub.add_parser("validate", help="hold the simulator against a real GPU (needs CuPy, ncu)",
+    sub.add_parser("validate", help="hold the simulator against a real GPU (needs CuPy, ncu); "
+                   "simgpu validate FILE.py compares your own kernels on two devices",
                    add_help=False, description="Runs python -m cuda_backend.validate; "
-                   "see its --help.")
+                   "see its --help. With FILE.py: simgpu_apps.compare (simgpu validate "
+                   "FILE.py --help).")
 
 
 def cmd_validate(args):
+    if args.rest and args.rest[0].endswith(".py"):      # a user's file of cases
+        from simgpu_apps.compare import validate_file
+        if validate_file(args.rest):
+            raise UserError("the two devices' outputs differ (see above)")
+        return
     from cuda_backend.validate import main as validate_main
     validate_main(args.rest)
 

@@ -123,3 +123,61 @@ def compare(kernel, grid, block, *args, devices=("sim:h100", "sim:gtx260"), engi
         out.notes.append("counts: not compared (a real GPU's launch carries none; Nsight "
                          "Compute reads them, which this comparison does not run yet)")
     return out
+
+
+# --- simgpu validate my_kernels.py ----------------------------------------------------
+
+def load_cases(path):
+    """The cases a user's file defines: ``CASES``, a list of dicts with ``kernel``,
+    ``grid``, ``block``, ``args`` (host values) and optionally ``name`` and ``rtol``."""
+    import importlib.util
+    from pathlib import Path
+    p = Path(path)
+    if not p.is_file():
+        raise ArgumentError(f"{path}: no such file (a Python file that defines CASES)")
+    spec = importlib.util.spec_from_file_location(p.stem, p)
+    module = importlib.util.module_from_spec(spec)
+    import sys
+    sys.modules[p.stem] = module                # kernels read their source through it
+    spec.loader.exec_module(module)
+    cases = getattr(module, "CASES", None)
+    if not isinstance(cases, (list, tuple)) or not cases:
+        raise ArgumentError(f"{path} must define CASES = [dict(kernel=..., grid=..., block=..., "
+                            "args=[...]), ...]")
+    for k, c in enumerate(cases):
+        missing = {"kernel", "grid", "block", "args"} - set(c) if isinstance(c, dict) else {"all"}
+        if missing:
+            raise ArgumentError(f"{path}: CASES[{k}] lacks {', '.join(sorted(missing))}")
+    return cases
+
+
+def validate_file(argv) -> int:
+    """``simgpu validate FILE.py [--devices A,B] [--engines E,F] [--json|--markdown]``."""
+    import argparse
+    ap = argparse.ArgumentParser(prog="simgpu validate FILE.py", description=(
+        "Run the kernels of FILE.py (its CASES) on two devices and compare outputs, "
+        "counts and cold-L2 times. Simulator-only by default; --devices sim:h100,cuda "
+        "holds the simulator against the GPU."))
+    ap.add_argument("file")
+    ap.add_argument("--devices", default="sim:h100,sim:gtx260")
+    ap.add_argument("--engines", default=",", help="engine per device, e.g. lockstep,timed")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--markdown", action="store_true")
+    args = ap.parse_args(argv)
+    devices = tuple(d.strip() for d in args.devices.split(","))
+    engines = tuple((e.strip() or None) for e in args.engines.split(","))
+    if len(devices) != 2 or len(engines) != 2:
+        raise ArgumentError("--devices and --engines take two comma-separated names")
+    results = []
+    for c in load_cases(args.file):
+        r = compare(c["kernel"], c["grid"], c["block"], *c["args"], devices=devices,
+                    engines=engines, rtol=c.get("rtol", 1e-6))
+        results.append(r)
+    if args.json:
+        print(json.dumps([r.to_dict() for r in results], indent=2))
+    else:
+        print("\n\n".join(r.markdown() for r in results))
+    bad = [r.kernel for r in results if not r.outputs_agree]
+    if bad:
+        print(f"\noutputs differ: {', '.join(bad)}")
+    return 1 if bad else 0

@@ -54,3 +54,31 @@ def test_bad_arguments_are_refused():
         compare(double, 1, 32, devices=("sim:h100",))
     with pytest.raises(ArgumentError):
         compare(double, 1, 32, rtol=-1)
+
+
+CASES_FILE = '''import numpy as np
+from simgpu.lang import kernel, Array, i32, threadIdx, blockIdx, blockDim, gridDim
+@kernel
+def double_it(a: Array[i32], out: Array[i32], n: i32):
+    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        out[i] = a[i] * 2
+CASES = [dict(kernel=double_it, grid=2, block=64,
+              args=[np.arange(300, dtype=np.int32), np.zeros(300, np.int32), 300])]
+'''
+
+
+def test_simgpu_validate_runs_a_users_file_of_cases(tmp_path, capsys):
+    from simgpu_apps.cli import main
+    (tmp_path / "cases_here.py").write_text(CASES_FILE)
+    assert main(["validate", str(tmp_path / "cases_here.py"), "--engines", "lockstep,timed",
+                 "--devices", "sim:h100,sim:h100", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out[0]["kernel"] == "double_it" and all(o["equal"] for o in out[0]["outputs"])
+    assert all(c["a"] == c["b"] for c in out[0]["counts"])
+
+
+def test_simgpu_validate_refuses_a_file_without_cases(tmp_path, capsys):
+    from simgpu_apps.cli import main
+    (tmp_path / "empty_cases.py").write_text("x = 1\n")
+    assert main(["validate", str(tmp_path / "empty_cases.py")]) == 2
+    assert "must define CASES" in capsys.readouterr().err
