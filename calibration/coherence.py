@@ -1,17 +1,17 @@
 """What a load waits for while other warps store: across the L2's halves, into the same
-sectors, on the same SM.  The costs ``benchmarks/hook_stores.py`` points at, one at a
-time.  Needs a GPU and CuPy: ``python benchmarks/coherence.py --child OUT``, then
+sectors, on the same SM.  The costs ``calibration/hook_stores.py`` points at, one at a
+time.  Needs a GPU and CuPy: ``python -m calibration.coherence --child OUT``, then
 ``--report OUT``.
 
 One thread on SM 0 chases a random cycle of 2^14 nodes, timing each dependent load
-with clock64() as ``benchmarks/l2_halves.py`` does.  A node is two words: the even one
+with clock64() as ``calibration/l2_halves.py`` does.  A node is two words: the even one
 holds the next node, the odd one nothing the chase reads, so others can store into
 the chase's own sectors without changing its path.  Meanwhile every block on a
 *writer* SM works until the chase is done (or a bound is reached):
 
 * through the L2 (``ld.global.cg``, all 2^14 nodes): no writer; the SMs of SM 0's
   half, or of the other half (measured first on the GPU at hand with
-  ``benchmarks/l2_halves.py``'s chase: a chip's SMs fall in the halves as its
+  ``calibration/l2_halves.py``'s chase: a chip's SMs fall in the halves as its
   floorsweeping left them), storing random words into another array, or into the
   odd words of the chase's nodes;
 * through the L1 (``ld.global.ca``, a cycle of 1,024 of the nodes; its second lap,
@@ -38,13 +38,11 @@ import datetime
 import json
 import pathlib
 import subprocess
-import sys
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import l2_halves  # noqa: E402  (which SMs share SM 0's half of the L2)
-import table_out  # noqa: E402
+from calibration import l2_halves  # (which SMs share SM 0's half of the L2)
+from simgpu_apps import table_out
 NODES = 1 << 14
 STEPS = 2048
 SMALL = 1024                  # nodes in the L1 cases' cycle: two laps of it
@@ -283,7 +281,7 @@ def child(out: pathlib.Path, repeats: int) -> None:
 def report(out: pathlib.Path) -> str:
     table_out.need(out, "coherence.json")
     data = json.loads((out / "coherence.json").read_text())
-    lines = [f"Coherence probe: `python benchmarks/coherence.py`, {data['device']}, "
+    lines = [f"Coherence probe: `python -m calibration.coherence`, {data['device']}, "
              f"{data['date']}; one thread on SM 0 chases {NODES:,} nodes through the L2 "
              f"(`ld.global.cg`, {STEPS} dependent loads, clock64() cycles a load) while the "
              "writer SMs store random words; each repeat after a flush and a warming chase. "

@@ -1,6 +1,6 @@
 """Cold caches two ways: what does a kernel pay after only its L2 data is gone?
 
-``python -m cuda_backend.calibrate`` times its 'cold' cases with Nsight Compute's
+``python -m simgpu_apps.gpu_tools.calibrate`` times its 'cold' cases with Nsight Compute's
 ``--cache-control all``, which flushes every GPU cache before each kernel.  This
 script times the same microbenchmarks after flushing only the L2's data, by writing
 and then reading a 256 MiB buffer between a warm-up launch and the measured one (under
@@ -10,8 +10,8 @@ instruction and constant caches), which the simulator's cold state (an empty L2)
 not model.  Needs a GPU:
 
     ncu --clock-control none --cache-control none --csv --metrics gpu__time_duration.sum \\
-        --log-file cold.csv python benchmarks/cold_l2_only.py --child
-    python benchmarks/cold_l2_only.py --report cold.csv [--out F.md]
+        --log-file cold.csv python -m calibration.cold_l2_only --child
+    python -m calibration.cold_l2_only --report cold.csv [--out F.md]
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import sys
 
 import numpy as np
 
-import table_out
+from simgpu_apps import table_out
 
 CASES = [("empty", 1056), ("copy", 1 << 18), ("copy", 1 << 20), ("copy", 1 << 22), ("read", 1 << 20),
          ("read", 1 << 22), ("gather", 1 << 18), ("gather", 1 << 20), ("gather", 1 << 22)]
@@ -32,7 +32,7 @@ def child() -> None:
     import cupy as cp
 
     import simgpu
-    from cuda_backend import calibrate as C
+    from simgpu_apps.gpu_tools import calibrate as C
     dev = simgpu.get_device("cuda")
     flush = cp.zeros(64 << 20, cp.int32)                 # 256 MiB: five times the L2
     for bench, n in CASES:
@@ -49,7 +49,7 @@ def child() -> None:
 
 
 def report(csv_path: str) -> str:
-    from cuda_backend import calibrate as C
+    from simgpu_apps.gpu_tools import calibrate as C
     from cuda_backend.render import kernel_symbol
     launches = C.parse_ncu(pathlib.Path(csv_path).read_text())
     lines = ["| benchmark | n | L2-only cold us | warm us (same run) |", "|---|---:|---:|---:|"]

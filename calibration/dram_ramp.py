@@ -1,6 +1,6 @@
 """How a short kernel's DRAM traffic builds up: per-warp timelines of a streaming copy.
 
-The calibration's cold 8 MiB copy (``cuda_backend/calibrate.py``: 1,056 blocks of 256
+The calibration's cold 8 MiB copy (``simgpu_apps/gpu_tools/calibrate.py``: 1,056 blocks of 256
 threads, 2^20 int32, four iterations of a grid-stride loop per thread) is the one case
 the model misses by more than 15%.  Its kernel time alone cannot say where the GPU
 spends the extra microsecond, so this probe runs the same copy (and the streaming read)
@@ -13,7 +13,7 @@ start and end.  From the stamps:
 * the bytes loaded per 0.25 us since the first warp started: the DRAM rate's ramp.
 
 States: *warm* (after a launch on the same buffers), *cold* (the L2 flushed by writing
-and reading a 256 MiB buffer, as ``benchmarks/cold_l2_only.py`` does), *tlb* (warm
+and reading a 256 MiB buffer, as ``calibration/cold_l2_only.py`` does), *tlb* (warm
 L2, but one int touched in every 2 MiB page of an 8 GiB buffer first, to evict the
 TLBs' entries and not the L2's data), and *cold-tlb-warm* (the L2 flushed, then one
 int of every 2 MiB page of the copy's own buffers touched).
@@ -21,12 +21,12 @@ int of every 2 MiB page of the copy's own buffers touched).
 Kernel times come from Nsight Compute in a second pass.  Raw CUDA: ``%smid`` and the
 timers are no part of simgpu's kernel language, and what is measured is the hardware.
 
-    python benchmarks/dram_ramp.py --child OUT               # stamps -> OUT/stamps.npz
+    python -m calibration.dram_ramp --child OUT               # stamps -> OUT/stamps.npz
     ncu --clock-control none --cache-control none --csv --print-units base \\
         --metrics gpu__time_duration.sum --log-file OUT/ncu.csv \\
-        python benchmarks/dram_ramp.py --child OUT --tag ncu
-    python benchmarks/dram_ramp.py --report OUT [--md F.md]
-    python benchmarks/dram_ramp.py --sim OUT                 # the model's counterpart
+        python -m calibration.dram_ramp --child OUT --tag ncu
+    python -m calibration.dram_ramp --report OUT [--md F.md]
+    python -m calibration.dram_ramp --sim OUT                 # the model's counterpart
 
 The calibration's own copy with its buffers at other addresses (``--placement``, under
 ``ncu --cache-control none`` and ``all``, CSVs named placement-warm.csv and
@@ -42,7 +42,7 @@ import sys
 
 import numpy as np
 
-import table_out
+from simgpu_apps import table_out
 
 MAXIT = 16                       # stamps per warp: iterations of the grid-stride loop
 REC = 4 + MAXIT + 1              # smid, global start, global end, clock start, ..., clock end
@@ -175,7 +175,7 @@ def placement(out: pathlib.Path) -> None:
     import cupy as cp
 
     import simgpu
-    from cuda_backend import calibrate as C
+    from simgpu_apps.gpu_tools import calibrate as C
     dev = simgpu.get_device("cuda")
     n = 1 << 20
     where = []
@@ -196,7 +196,7 @@ def placement(out: pathlib.Path) -> None:
 
 
 def placement_report(out: pathlib.Path) -> str:
-    from cuda_backend import calibrate as C
+    from simgpu_apps.gpu_tools import calibrate as C
     from cuda_backend.render import kernel_symbol
     lines = ["| placement | source, destination address | state | copy us | empty us | net us |",
              "|---|---|---|---:|---:|---:|"]
@@ -260,7 +260,7 @@ def timeline(rec: np.ndarray, n: int, stride: int) -> dict:
 
 
 def report(out: pathlib.Path) -> str:
-    from cuda_backend import calibrate as C
+    from simgpu_apps.gpu_tools import calibrate as C
     data = np.load(out / "stamps.npz")
     summary = {}
     for label, kind, n, blocks, threads in CASES:
@@ -324,7 +324,7 @@ def simulate() -> str:
     """The model's counterpart of the 1,056 x 256 cases: load completions per 0.25 us
     (from cycle 0, the first block's dispatch) and load latencies by issue time."""
     import simgpu
-    from cuda_backend import calibrate as C
+    from simgpu_apps.gpu_tools import calibrate as C
     from simgpu.mem import memory_system as dram
     lines = []
     orig, orig_cross = dram.MemorySystem.access, dram.MemorySystem.cross
@@ -412,7 +412,7 @@ def main(argv=None) -> int:
         child(args.child, args.tag)
         return 0
     if args.report:
-        return table_out.emit(f"Script: `benchmarks/dram_ramp.py`, {datetime.date.today()}\n\n"
+        return table_out.emit(f"Script: `calibration/dram_ramp.py`, {datetime.date.today()}\n\n"
                            + report(args.report), args.md)
     if args.placement:
         args.placement.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """What a warp's first global load of a kernel costs on the GPU, over its later ones, and
 whether a later warp on the same SM pays it again.  Needs a GPU and CuPy.
 
-``benchmarks/dram_ramp.py`` found every warp's first iteration 100-300 ns slower than its
+``calibration/dram_ramp.py`` found every warp's first iteration 100-300 ns slower than its
 later ones, also with one warp per SM and nothing else in flight.  Here one warp per
 block, and a block asks for so much shared memory that an SM holds one at a time: the
 grid's 4 x 132 blocks run in four waves, a block of wave k starting on an SM where one
@@ -9,8 +9,8 @@ of wave k - 1 has just finished.  Each warp streams 8 iterations of dram_ramp's 
 (its lane 0 stamps the SM clock after each; the clock read waits for the load's
 data), warm (a launch before, the data in the L2) and cold (the L2 flushed).
 
-    python benchmarks/first_access.py --child OUT        # stamps -> OUT/first.npz
-    python benchmarks/first_access.py --report OUT [--md F.md]
+    python -m calibration.first_access --child OUT        # stamps -> OUT/first.npz
+    python -m calibration.first_access --report OUT [--md F.md]
 """
 from __future__ import annotations
 
@@ -21,9 +21,8 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import dram_ramp  # noqa: E402  (the instrumented read, the stamps' reading)
-import table_out  # noqa: E402
+from calibration import dram_ramp  # (the instrumented read, the stamps' reading)
+from simgpu_apps import table_out
 
 WAVES = 4
 ITERATIONS = 8
@@ -60,7 +59,7 @@ def report(out: pathlib.Path) -> str:
     table_out.need(out, "first.npz")
     data = np.load(out / "first.npz")
     sms = int(data["sms"])
-    lines = [f"Script: `benchmarks/first_access.py`, {datetime.date.today()}. One warp per block, "
+    lines = [f"Script: `calibration/first_access.py`, {datetime.date.today()}. One warp per block, "
              f"one block per SM at a time ({SHARED >> 10} KiB of shared memory each), "
              f"{WAVES} x {sms} blocks, {ITERATIONS} iterations of a streaming read each; medians "
              f"over the wave's warps and {REPEATS} launches. Start: the wave's first warp start "

@@ -1,5 +1,5 @@
 """Which cache operation makes the hooking's stores costly on the GPU: the hooking's loads
-and store (``benchmarks/hook_stores.py``) with the loads or the store taking another
+and store (``calibration/hook_stores.py``) with the loads or the store taking another
 path past the L1.  Needs a GPU, CuPy and Nsight Compute.
 
 ``hook_stores.py`` finds the hooking's loads three times slower on the H100 when its
@@ -19,22 +19,19 @@ and one store), on the same first-round state of the validation's graph:
 Each on 128 blocks of 256 threads (four edges a thread, as the algorithm launches it),
 timed by Nsight Compute after a cache flush.
 
-    python benchmarks/hook_cache_ops.py --gpu OUT
-    python benchmarks/hook_cache_ops.py --report OUT [--md F.md]
+    python -m calibration.hook_cache_ops --gpu OUT
+    python -m calibration.hook_cache_ops --report OUT [--md F.md]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import pathlib
-import sys
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import kernel_counters  # noqa: E402  (running a child under ncu)
-import table_out  # noqa: E402
+from calibration import kernel_counters  # (running a child under ncu)
+from simgpu_apps import table_out
 
 SOURCE = r"""
 extern "C" __global__ void hook_ops(const long long* E, int* D, int* X, int* out, int m,
@@ -84,7 +81,7 @@ def child(out: pathlib.Path) -> None:
 
 
 def report(out: pathlib.Path) -> str:
-    from cuda_backend import ncu_csv
+    from simgpu_apps.gpu_tools import ncu_csv
     table_out.need(out, "manifest.json", "ncu.csv", "gpu.json")
     meta = json.loads((out / "gpu.json").read_text())
     rows = [r for r in ncu_csv.parse_csv((out / "ncu.csv").read_text()) if r[0] == "hook_ops"]
@@ -92,7 +89,7 @@ def report(out: pathlib.Path) -> str:
     us = {name: float(values["gpu__time_duration.sum"]) / 1e3 for name, (_, values) in zip(names, rows)}
     base = us["loads"]
     lines = [f"Hooking's cache operations: {meta['device']}, {meta['date']}, "
-             "`python benchmarks/hook_cache_ops.py` (ncu `gpu__time_duration` after a cache "
+             "`python -m calibration.hook_cache_ops` (ncu `gpu__time_duration` after a cache "
              f"flush; {GRID} blocks of {BLOCK}).", "",
              "| variant | GPU us | over `loads` |", "|---|---:|---:|"]
     lines += [f"| {name} | {t:.2f} | {t / base:.2f} |" for name, t in us.items()]
@@ -111,7 +108,7 @@ def main(argv=None) -> int:
     if args.gpu:
         args.gpu.mkdir(parents=True, exist_ok=True)
         kernel_counters.under_ncu(args.gpu, ["gpu__time_duration.sum"],
-                                  [__file__, "--child", str(args.gpu)])
+                                  ["-m", "calibration.hook_cache_ops", "--child", str(args.gpu)])
         return 0
     if args.report:
         return table_out.emit(report(args.report), args.md)

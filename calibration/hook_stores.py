@@ -16,26 +16,22 @@ Each on 128 blocks of 256 threads (four edges a thread, as the algorithm launche
 it) and on 512 (one edge a thread), timed by Nsight Compute after a cache flush,
 and on ``sim:h100`` as the validation runs it (an empty L2 at each launch).
 
-    python benchmarks/hook_stores.py --gpu OUT          # under ncu, files to OUT
-    python benchmarks/hook_stores.py --report OUT [--md F.md]   # with the model's side
-    python benchmarks/hook_stores.py --sim              # the model's side alone
+    python -m calibration.hook_stores --gpu OUT          # under ncu, files to OUT
+    python -m calibration.hook_stores --report OUT [--md F.md]   # with the model's side
+    python -m calibration.hook_stores --sim              # the model's side alone
 """
 from __future__ import annotations
 
 import argparse
 import json
 import pathlib
-import sys
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import kernel_counters  # noqa: E402  (running a child under ncu)
-import table_out  # noqa: E402
-
-from algorithms.connected_components.kernels import LOW32, sv2_hook  # noqa: E402
-from simgpu.lang import Array, blockDim, blockIdx, gridDim, i32, i64, kernel, threadIdx  # noqa: E402
+from algorithms.connected_components.kernels import LOW32, sv2_hook
+from calibration import kernel_counters  # (running a child under ncu)
+from simgpu.lang import Array, blockDim, blockIdx, gridDim, i32, i64, kernel, threadIdx
+from simgpu_apps import table_out
 
 
 @kernel
@@ -103,7 +99,7 @@ def child(out: pathlib.Path) -> None:
 
 
 def model() -> dict:
-    from cuda_backend.validate import sim_device
+    from simgpu_apps.gpu_tools.validate import sim_device
     dev = sim_device()
     mhz = dev.config.gpu.core_clock_mhz
     return {(name, grid): (rep.cycles / mhz, rep.stores.requests, rep.extra.get("l2_fabric_bytes", 0) / 32,
@@ -117,7 +113,7 @@ def table(sim: dict, gpu: dict | None, meta: dict | None) -> str:
     head = ("Hooking's stores: " + (f"{meta['device']} (ncu after a cache flush, "
             f"{meta['date']}) against " if meta else "")
             + "sim:h100 (timed-block, an empty L2 at each launch), "
-              "`python benchmarks/hook_stores.py`; each variant's time over `loads` on the "
+              "`python -m calibration.hook_stores`; each variant's time over `loads` on the "
               "same grid in brackets; fabric: sectors that crossed between the L2's "
               "halves (GPU: read / written by the far half's requests).")
     cols = ["variant", "blocks", "edges a thread", "store requests (sim)"]
@@ -153,7 +149,7 @@ def table(sim: dict, gpu: dict | None, meta: dict | None) -> str:
 
 
 def report(out: pathlib.Path) -> str:
-    from cuda_backend import ncu_csv
+    from simgpu_apps.gpu_tools import ncu_csv
     table_out.need(out, "manifest.json", "ncu.csv", "gpu.json")
     manifest = json.loads((out / "manifest.json").read_text())
     rows = ncu_csv.parse_csv((out / "ncu.csv").read_text())
@@ -176,7 +172,7 @@ def main(argv=None) -> int:
     if args.gpu:
         args.gpu.mkdir(parents=True, exist_ok=True)
         kernel_counters.under_ncu(args.gpu, METRICS,
-                                  [__file__, "--child", str(args.gpu)])
+                                  ["-m", "calibration.hook_stores", "--child", str(args.gpu)])
         return 0
     if args.report:
         return table_out.emit(report(args.report), args.md)

@@ -2,15 +2,15 @@
 L2 hit rates, DRAM bytes, the busiest L2 slice and, on the GPU, what its warps stalled
 on.  Needs a GPU, CuPy and Nsight Compute for the GPU's side; the model's runs anywhere.
 
-The validation (``python -m cuda_backend.validate``) compares each launch's requests,
+The validation (``python -m simgpu_apps.gpu_tools.validate``) compares each launch's requests,
 sectors and time; where the times differ, this says why.  It runs the same cases
-(``cuda_backend.validate.cases``, seed 0, chosen with ``--cases``) under ncu with
+(``simgpu_apps.gpu_tools.validate.cases``, seed 0, chosen with ``--cases``) under ncu with
 the metrics below, each kernel after ncu flushed the caches (its default), and on
 ``sim:h100`` as the validation does (an empty L2 at each launch), and sets per
 launch the GPU's figures beside the model's.
 
-    python benchmarks/kernel_counters.py --gpu OUT [--cases "wylie,shiloach-vishkin uniform"]
-    python benchmarks/kernel_counters.py --report OUT [--md F.md]    # runs the model's side
+    python -m calibration.kernel_counters --gpu OUT [--cases "wylie,shiloach-vishkin uniform"]
+    python -m calibration.kernel_counters --report OUT [--md F.md]    # runs the model's side
 
 (``--gpu`` asks ncu which of the metrics the GPU has and leaves out the others,
 saying so; it runs ``--child OUT`` under ncu.)
@@ -28,9 +28,7 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import table_out  # noqa: E402
+from simgpu_apps import table_out
 
 # What the GPU's side reads (Nsight Compute metric names; .sum over the units, .max:
 # the busiest unit, so sum / max / units says how evenly the slices were used).
@@ -56,7 +54,7 @@ DEFAULT_CASES = "shiloach-vishkin uniform,wylie-single-block,random-splitter 48 
 
 
 def selected(names: str):
-    from cuda_backend.validate import cases
+    from simgpu_apps.gpu_tools.validate import cases
     wanted = [n.strip() for n in names.split(",") if n.strip()]
     known = {c.name: c for c in cases()}
     unknown = [n for n in wanted if n not in known]
@@ -106,12 +104,12 @@ def under_ncu(out: pathlib.Path, metrics: list, child: list) -> None:
 
 def gpu(out: pathlib.Path, names: str) -> None:
     under_ncu(out, CACHE_METRICS + STALL_METRICS,
-              [__file__, "--child", str(out), "--cases", names])
+              ["-m", "calibration.kernel_counters", "--child", str(out), "--cases", names])
 
 
 def occurrences(kernels: list) -> list:
     """[(kernel, r)]: each launch as the r-th launch of its kernel, so runs whose rounds
-    differ pair round by round (as cuda_backend.validate.pair_launches does)."""
+    differ pair round by round (as simgpu_apps.gpu_tools.validate.pair_launches does)."""
     seen: dict = {}
     out = []
     for k in kernels:
@@ -123,7 +121,7 @@ def occurrences(kernels: list) -> list:
 def model(names: str) -> dict:
     """{(case, kernel, r): (time us, l1 hit, l2 hit, DRAM MB)} of the r-th launch of each
     kernel, on sim:h100 as the validation runs it."""
-    from cuda_backend.validate import sim_device
+    from simgpu_apps.gpu_tools.validate import sim_device
     rows = {}
     for case in selected(names):
         dev = sim_device()
@@ -137,7 +135,7 @@ def model(names: str) -> dict:
 
 
 def report(out: pathlib.Path) -> str:
-    from cuda_backend import ncu_csv
+    from simgpu_apps.gpu_tools import ncu_csv
     table_out.need(out, "manifest.json", "ncu.csv", "gpu.json")
     meta = json.loads((out / "gpu.json").read_text())
     manifest = json.loads((out / "manifest.json").read_text())
@@ -150,7 +148,7 @@ def report(out: pathlib.Path) -> str:
 
     lines = [f"Kernel counters: {meta['device']} (ncu, each kernel after a cache flush) "
              f"against sim:h100 (timed-block, an empty L2 at each launch), "
-             f"`python benchmarks/kernel_counters.py`, GPU run {meta['date']}, seed 0.", "",
+             f"`python -m calibration.kernel_counters`, GPU run {meta['date']}, seed 0.", "",
              "| case | launch | kernel | GPU us | sim us | L1 hit GPU / sim | "
              "L2 hit GPU / sim | DRAM MB GPU / sim | L2 busiest slice / mean | "
              "GPU stalls (share of warp cycles) |",

@@ -13,9 +13,9 @@ dependence on which block does the work.
 
     ncu --clock-control none --cache-control all|none --csv --print-units base \\
         --metrics gpu__time_duration.sum --log-file OUT/ncu-cold|warm.csv \\
-        python benchmarks/kernel_overlap.py --child OUT
-    python benchmarks/kernel_overlap.py --report OUT [--md F.md]
-    python benchmarks/kernel_overlap.py --sim [--md F.md]       # the model's side
+        python -m calibration.kernel_overlap --child OUT
+    python -m calibration.kernel_overlap --report OUT [--md F.md]
+    python -m calibration.kernel_overlap --sim [--md F.md]       # the model's side
 """
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import table_out  # noqa: E402
+from calibration.kernel_overlap_setup import BLOCK, GRID, NODES, REPEATS, STEPS, WHO, cycle, table
+from simgpu_apps import table_out
 
 SOURCE = r"""
 extern "C" __global__ void chase_in_block(const int* nxt, int* out, int steps, int who) {
@@ -38,20 +38,6 @@ extern "C" __global__ void chase_in_block(const int* nxt, int* out, int steps, i
     out[0] = j;
 }
 """
-GRID, BLOCK = 1056, 256
-NODES = 1 << 24                  # 64 MiB of int32: more than the L2
-STEPS = (0, 1, 2, 4, 8, 16)
-WHO = (0, 528, 1055)
-REPEATS = 3
-
-
-def cycle(n: int) -> np.ndarray:
-    order = np.random.default_rng(0).permutation(n).astype(np.int32)
-    nxt = np.empty(n, np.int32)
-    nxt[order] = np.roll(order, -1)
-    return nxt
-
-
 def child(out: pathlib.Path) -> None:
     import cupy as cp
     fn = cp.RawModule(code=SOURCE).get_function("chase_in_block")
@@ -70,24 +56,11 @@ def child(out: pathlib.Path) -> None:
     (out / "order.json").write_text(json.dumps(order))
 
 
-def table(us: dict) -> list:
-    """The table's lines from each (state, who)'s kernel time in us by k (the GPU's
-    and the model's alike): net of k = 0, and the slope from k = 4 to 16."""
-    lines = ["| state | who | " + " | ".join(f"k = {k} net us" for k in STEPS[1:]) +
-             " | k = 0 us | slope ns per load (k 4 -> 16) |",
-             "|---|---:|" + "---:|" * (len(STEPS) + 1)]
-    for (state, who), t in us.items():
-        net = [f"{t[k] - t[0]:.2f}" for k in STEPS[1:]]
-        slope = (t[16] - t[4]) / 12 * 1e3
-        lines.append(f"| {state} | {who} | " + " | ".join(net) + f" | {t[0]:.2f} | {slope:.0f} |")
-    return lines
-
-
 def report(out: pathlib.Path) -> str:
-    from cuda_backend import calibrate as C
+    from simgpu_apps.gpu_tools import calibrate as C
     table_out.need(out, "order.json", "ncu-warm.csv", "ncu-cold.csv")
     order = json.loads((out / "order.json").read_text())
-    lines = [f"Script: `benchmarks/kernel_overlap.py`, {datetime.date.today()}. One thread of "
+    lines = [f"Script: `calibration/kernel_overlap.py`, {datetime.date.today()}. One thread of "
              f"block 'who' of a {GRID} x {BLOCK} grid does k dependent loads through a random "
              f"cycle of {NODES * 4 >> 20} MiB; ncu `gpu__time_duration`, median of {REPEATS}; "
              "net: less the same grid with k = 0 (all blocks empty).", ""]
@@ -109,7 +82,7 @@ def report(out: pathlib.Path) -> str:
 def simulate() -> str:
     """The model's side: the same chain, as calibrate.py's chase kernel run by one block
     of the grid (the kernel language's version below), on sim:h100."""
-    import kernel_overlap_sim
+    from calibration import kernel_overlap_sim
     return kernel_overlap_sim.simulate()
 
 

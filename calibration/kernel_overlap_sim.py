@@ -1,4 +1,4 @@
-"""The model's counterpart of benchmarks/kernel_overlap.py (``--sim``): one thread of
+"""The model's counterpart of calibration/kernel_overlap.py (``--sim``): one thread of
 one block of the calibration's grid chases k nodes, on sim:h100."""
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ import datetime
 import numpy as np
 
 import simgpu
+from calibration.kernel_overlap_setup import BLOCK, GRID, NODES, STEPS, WHO, cycle, table
 from simgpu.lang import Array, blockIdx, i32, kernel, threadIdx
-
-from kernel_overlap import BLOCK, GRID, NODES, STEPS, WHO, cycle, table
 
 
 @kernel

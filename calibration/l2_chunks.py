@@ -8,7 +8,7 @@ the GPU's address hash, measured two ways.  Needs a GPU, CuPy and Nsight Compute
    the lts units), and the DRAM's over its units.  The sum over the max is how many
    slices (DRAM units) at least shared the span's sectors.
 2. **Timelines** (``--child OUT``): the calibration's streaming copy, instrumented as
-   ``benchmarks/dram_ramp.py`` does it (lane 0 of each warp stamps the SM clock after
+   ``calibration/dram_ramp.py`` does it (lane 0 of each warp stamps the SM clock after
    every iteration), with source and destination at offsets of 0, 512, 2048 and
    3584 B from a 2 MiB boundary (a GPU page: the offset is the physical one).  Warp
    w reads the 128 B at ``offset + 128 w`` (plus multiples of 264 x 4 KiB in later
@@ -17,7 +17,7 @@ the GPU's address hash, measured two ways.  Needs a GPU, CuPy and Nsight Compute
    the boundary moves with the offset, across blocks and SMs.  The read of the same
    source (dram_ramp's read probe) runs beside it.
 3. **Home halves** (in ``--report``, from the timelines and the SMs' halves that
-   ``benchmarks/l2_halves.py`` found on the same GPU, ``--groups``): each 4 KiB
+   ``calibration/l2_halves.py`` found on the same GPU, ``--groups``): each 4 KiB
    chunk's home half, from whether its warps were fast or slow for the half their SM
    sits beside; the address bits whose parity gives it; and each iteration's load
    latency, near and far, in the copy and in the read.
@@ -26,11 +26,11 @@ The kernels are raw CUDA (``%smid``, the clock and the instrumentation are no pa
 simgpu's kernel language): this measures the hardware the model is calibrated against.
 
     ncu --clock-control none --cache-control all --csv --print-units base \\
-        --metrics $(python benchmarks/l2_chunks.py --metrics) --log-file OUT/ncu.csv \\
-        python benchmarks/l2_chunks.py --child OUT --tag ncu
-    python benchmarks/l2_chunks.py --child OUT          # stamps -> OUT/stamps.npz
-    python benchmarks/l2_halves.py --out OUT/l2-halves.md  # the SMs' halves
-    python benchmarks/l2_chunks.py --report OUT [--groups OUT/l2-halves.json] [--md F.md]
+        --metrics $(python -m calibration.l2_chunks --metrics) --log-file OUT/ncu.csv \\
+        python -m calibration.l2_chunks --child OUT --tag ncu
+    python -m calibration.l2_chunks --child OUT          # stamps -> OUT/stamps.npz
+    python -m calibration.l2_halves --out OUT/l2-halves.md  # the SMs' halves
+    python -m calibration.l2_chunks --report OUT [--groups OUT/l2-halves.json] [--md F.md]
 """
 from __future__ import annotations
 
@@ -42,9 +42,8 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import dram_ramp  # noqa: E402  (the instrumented copy and its flush, shared)
-import table_out  # noqa: E402
+from calibration import dram_ramp  # (the instrumented copy and its flush, shared)
+from simgpu_apps import table_out
 
 READ = r"""
 // One block, so one SM (one L2 half's point of view): its 256 threads read n ints.
@@ -125,7 +124,7 @@ def child(out: pathlib.Path, tag: str) -> None:
 
 
 def counters_table(out: pathlib.Path) -> str:
-    from cuda_backend import calibrate as C
+    from simgpu_apps.gpu_tools import calibrate as C
     order = json.loads((out / "order.json").read_text())
     rows = [x["metrics"] for x in C.parse_ncu((out / "ncu.csv").read_text())
             if x["kernel"].startswith("span_read")]
@@ -218,12 +217,12 @@ def stamps_table(out: pathlib.Path) -> str:
     return "\n".join(lines)
 
 
-GROUPS = pathlib.Path(__file__).resolve().parent.parent / "docs/results/l2-halves-h100.json"
+GROUPS = pathlib.Path(__file__).resolve().parent.parent / "docs/calibration/l2-halves-h100.json"
 PAGE_CHUNKS = PAGE // 4096       # 4 KiB chunks in a 2 MiB page: address bits 12-20 inside it
 
 
 def sm_halves(path: pathlib.Path) -> dict:
-    """SM -> 0 (SM 0's L2 half) or 1, from benchmarks/l2_halves.py's JSON."""
+    """SM -> 0 (SM 0's L2 half) or 1, from calibration/l2_halves.py's JSON."""
     summary = json.loads(pathlib.Path(path).read_text())["summary"]
     return {**{s: 0 for s in summary["same_half_as_sm0"]}, **{s: 1 for s in summary["other_half"]}}
 
@@ -293,7 +292,7 @@ def halves_table(out: pathlib.Path, groups: pathlib.Path) -> str:
     data = np.load(out / "stamps.npz")
     halves = sm_halves(groups)
     kinds = [k for k in KINDS if key(k, OFFSETS[0], "cold", 0) in data]
-    lines = [f"SM halves from `{groups.name}` (benchmarks/l2_halves.py). A chunk's home, per "
+    lines = [f"SM halves from `{groups.name}` (calibration/l2_halves.py). A chunk's home, per "
              "cold copy: the half whose SMs' warps read it faster than their neighbours "
              "(iterations 2 on), kept where both repeats agree; the fit: the address bits "
              "inside a 2 MiB page whose parity gives that home, with a free constant per page.", "",
@@ -347,7 +346,7 @@ def main(argv=None) -> int:
     ap.add_argument("--report", type=pathlib.Path, help="folder of both --child runs: print the tables")
     ap.add_argument("--md", help="with --report: also write the text here")
     ap.add_argument("--groups", type=pathlib.Path, default=GROUPS,
-                    help="with --report: benchmarks/l2_halves.py's JSON (which SMs share an L2 "
+                    help="with --report: calibration/l2_halves.py's JSON (which SMs share an L2 "
                          "half) from the same GPU")
     args = ap.parse_args(argv)
     if args.metrics:
@@ -358,7 +357,7 @@ def main(argv=None) -> int:
         child(args.child, args.tag)
         return 0
     if args.report:
-        parts = [f"Script: `benchmarks/l2_chunks.py`, {datetime.date.today()}"]
+        parts = [f"Script: `calibration/l2_chunks.py`, {datetime.date.today()}"]
         if (args.report / "ncu.csv").exists():
             parts += ["## Sectors of one span, by slice (ncu, cold L2)", counters_table(args.report)]
         if (args.report / "stamps.npz").exists():

@@ -1,6 +1,6 @@
 """What crosses between the two halves of the H100's L2, and how fast: each half's SMs
 read or write on their own, or together, with the data placed in the near or the far
-half.  Needs a GPU and CuPy, and benchmarks/l2_halves.py's JSON from the same GPU
+half.  Needs a GPU and CuPy, and calibration/l2_halves.py's JSON from the same GPU
 (which SMs sit beside which half).
 
 One kernel, launched as one full wave (8 blocks of 256 threads on every SM); a block
@@ -21,10 +21,10 @@ the buffers put where the case wants them by a preparing launch:
 The kernel is raw CUDA (``%smid``, the global timer): it measures the hardware the
 model is calibrated against, not a kernel of the project.
 
-    python benchmarks/l2_halves.py --out OUT/l2-halves.md       # the SMs' halves
-    python benchmarks/l2_fabric.py --child OUT --groups OUT/l2-halves.json
-    python benchmarks/l2_fabric.py --report OUT [--md F.md]
-    python benchmarks/l2_fabric.py --sim [DEVICE] [--mib 8] [--md F.md]   # the model's side
+    python -m calibration.l2_halves --out OUT/l2-halves.md       # the SMs' halves
+    python -m calibration.l2_fabric --child OUT --groups OUT/l2-halves.json
+    python -m calibration.l2_fabric --report OUT [--md F.md]
+    python -m calibration.l2_fabric --sim [DEVICE] [--mib 8] [--md F.md]   # the model's side
 """
 from __future__ import annotations
 
@@ -36,9 +36,9 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import l2_chunks  # noqa: E402  (aligned buffers, the SM halves)
-import table_out  # noqa: E402
+from calibration import l2_chunks  # (aligned buffers, the SM halves)
+from calibration.l2_fabric_cases import CASES, COPY, MIB, REPEATS, SLOTS, launches
+from simgpu_apps import table_out
 
 SOURCE = r"""
 __device__ __forceinline__ unsigned long long gtime() {
@@ -76,45 +76,6 @@ halves(const int4* src0, int4* dst0, int mode0, const int4* src1, int4* dst1, in
     }
 }
 """
-MIB = 8                          # each buffer (default)
-REPEATS = 5
-SLOTS = 8                        # blocks per SM (256 threads each: a full SM)
-NONE, READ, WRITE, COPY = 0, 1, 2, 3
-NAMES = {READ: "reads", WRITE: "writes", COPY: "copies"}
-
-#: (name, what half g does, what the other half does, how the L2 is prepared, in order:
-#: (who, mode, buffer)): g reads X, writes Y, copies X to Y; the other half reads Z or
-#: writes Y.  "g" / "o" / "all": g's SMs, the other half's, both.
-CASES = [
-    ("g reads X, near", (READ, "X"), None, [("g", READ, "X")]),
-    ("g reads X, far", (READ, "X"), None, [("o", READ, "X")]),
-    ("g writes Y", (WRITE, "Y"), None, [("all", WRITE, "Y")]),
-    ("g reads X far; the other half reads Z near", (READ, "X"), (READ, "Z"),
-     [("o", READ, "X"), ("o", READ, "Z")]),
-    ("g reads X far; the other half writes Y", (READ, "X"), (WRITE, "Y"),
-     [("o", READ, "X"), ("all", WRITE, "Y")]),
-    ("g reads X near; the other half writes Y", (READ, "X"), (WRITE, "Y"),
-     [("g", READ, "X"), ("all", WRITE, "Y")]),
-    ("g copies X (far) to Y", (COPY, "X>Y"), None, [("o", READ, "X"), ("all", WRITE, "Y")]),
-]
-
-
-def launches(mine, other, prep, g: int):
-    """A case's launches when half g does its first part: the preparing ones, then the
-    measured one, each as (mode, source, destination) buffer names for half 0 and half 1
-    (the GPU's child and the model's side both run these)."""
-    def part(what):
-        if what is None:
-            return (NONE, "Z", "Z")
-        mode, names = what
-        src, _, dst = names.partition(">")
-        return (mode, src, dst or src)
-    preps = [[(mode if who == "all" or (who == "g") == (h == g) else NONE, b, b) for h in (0, 1)]
-             for who, mode, b in prep]
-    measured = [part(mine), part(other)]
-    return preps, measured if g == 0 else measured[::-1]
-
-
 def child(out: pathlib.Path, groups: pathlib.Path, mib: int = MIB) -> None:
     import cupy as cp
     fn = cp.RawModule(code=SOURCE, options=("-std=c++17",)).get_function("halves")
@@ -167,7 +128,7 @@ def report(out: pathlib.Path) -> str:
     table_out.need(out, "fabric.json")
     data = json.loads((out / "fabric.json").read_text())
     mib = data["mib"]
-    lines = [f"Script: `benchmarks/l2_fabric.py`, {datetime.date.today()}. Buffers of {mib} MiB; "
+    lines = [f"Script: `calibration/l2_fabric.py`, {datetime.date.today()}. Buffers of {mib} MiB; "
              "a half's time: its blocks' first start to last end (global timer), median of "
              f"{REPEATS}; GB/s: the bytes the half's SMs read or wrote over that time.", "",
              "| case | g | g's us | g's GB/s | the other half's us | the other half's GB/s |",
@@ -192,7 +153,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--child", type=pathlib.Path, help="run the launches; fabric.json to this folder")
     ap.add_argument("--groups", type=pathlib.Path, default=l2_chunks.GROUPS,
-                    help="with --child: benchmarks/l2_halves.py's JSON from the same GPU")
+                    help="with --child: calibration/l2_halves.py's JSON from the same GPU")
     ap.add_argument("--mib", type=int, default=MIB, help="with --child: MiB per buffer")
     ap.add_argument("--report", type=pathlib.Path, help="folder of a --child run: print the table")
     ap.add_argument("--md", help="with --report or --sim: also write the text here")
@@ -206,7 +167,7 @@ def main(argv=None) -> int:
     if args.report:
         return table_out.emit(report(args.report), args.md)
     if args.sim:
-        import l2_fabric_sim                  # the model's side: needs simgpu (and simpy)
+        from calibration import l2_fabric_sim  # the model's side: needs simgpu (and simpy)
         text = l2_fabric_sim.simulate(args.mib, args.sim)
         if args.md:
             pathlib.Path(args.md).write_text(text + "\n")

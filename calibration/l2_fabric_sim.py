@@ -1,4 +1,4 @@
-"""The model's counterpart of benchmarks/l2_fabric.py (``--sim``): its cases on sim:h100,
+"""The model's counterpart of calibration/l2_fabric.py (``--sim``): its cases on sim:h100,
 as a kernel of the kernel language that is told each block's L2 half."""
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ import datetime
 import numpy as np
 
 import simgpu
+from calibration.l2_fabric_cases import CASES, MIB, SLOTS, launches
 from simgpu.lang import Array, blockIdx, i32, kernel, threadIdx
-
-from l2_fabric import CASES, MIB, SLOTS, launches
 
 
 @kernel

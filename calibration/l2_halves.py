@@ -1,5 +1,5 @@
 """Probe the two halves of a Hopper L2: which SMs share a half, and what a hit in the
-far half costs.  Needs a GPU and CuPy: ``python benchmarks/l2_halves.py --out F.md``.
+far half costs.  Needs a GPU and CuPy: ``python -m calibration.l2_halves --out F.md``.
 
 Hopper's (and Ampere's) L2 is two partitions joined by a crossbar; each caches the
 data that the SMs beside it read.  This probe shows it with one thread chasing a
@@ -151,7 +151,7 @@ def main(argv=None) -> int:
         "cold_histogram": cold_hist,
     }
     args.out.with_suffix(".json").write_text(json.dumps({"summary": summary, "rows": rows}))
-    lines = [f"L2 halves probe: `python benchmarks/l2_halves.py`, {name}, {summary['date']} "
+    lines = [f"L2 halves probe: `python -m calibration.l2_halves`, {name}, {summary['date']} "
              f"({smi}); {args.nodes} nodes ({4 * args.nodes >> 20} MiB), {args.steps} "
              "dependent `ld.global.cg` loads per chase, clock64() cycles per load "
              "(+ a shared-memory store).", "",

@@ -347,12 +347,12 @@ def cmd_show_cuda(args):
 
 def add_validate(sub):
     sub.add_parser("validate", help="hold the simulator against a real GPU (needs CuPy, ncu)",
-                   add_help=False, description="Runs python -m cuda_backend.validate; "
+                   add_help=False, description="Runs python -m simgpu_apps.gpu_tools.validate; "
                    "see its --help.")
 
 
 def cmd_validate(args):
-    from cuda_backend.validate import main as validate_main
+    from simgpu_apps.gpu_tools.validate import main as validate_main
     validate_main(args.rest)
 
 

@@ -1,9 +1,9 @@
 """Microbenchmarks that calibrate the memory model, run the same way on any device.
 
-    python -m cuda_backend.calibrate --device cuda     --out gpu.json     # on the GPU machine
-    python -m cuda_backend.calibrate --device sim:h100 --out sim.json     # the simulator
-    python -m cuda_backend.calibrate --compare gpu.json sim.json [--md table.md]
-    python -m cuda_backend.calibrate --report gpu.json                    # the GPU's sweep
+    python -m simgpu_apps.gpu_tools.calibrate --device cuda     --out gpu.json     # on the GPU machine
+    python -m simgpu_apps.gpu_tools.calibrate --device sim:h100 --out sim.json     # the simulator
+    python -m simgpu_apps.gpu_tools.calibrate --compare gpu.json sim.json [--md table.md]
+    python -m simgpu_apps.gpu_tools.calibrate --report gpu.json                    # the GPU's sweep
 
 On the GPU, ``--steps`` picks what runs (``what:plan`` pairs, default all of
 the sweep; ``--steps warm:rw,cold:rw,graph:gpu`` was the second H100 run;
@@ -345,12 +345,12 @@ COUNTERS = [TIME, "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_secto
 def run_ncu(out: pathlib.Path, kind: str, state: str, measured: int, metrics, tag: str,
             timeout: int, order: str = "forward") -> list:
     """One child under Nsight Compute; rows {bench, n, steps, state, order, metrics}."""
-    from .render import kernel_symbol
+    from cuda_backend.render import kernel_symbol
     ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
     log = out / f"ncu-{tag}.csv"
     cmd = [ncu, "--clock-control", "none", "--cache-control", "all" if state == "cold" else "none",
            "--csv", "--print-units", "base", "--metrics", ",".join(metrics), "--log-file", str(log),
-           sys.executable, "-m", "cuda_backend.calibrate", "--child", str(out), "--plan", kind,
+           sys.executable, "-m", "simgpu_apps.gpu_tools.calibrate", "--child", str(out), "--plan", kind,
            "--state", state, "--measured", str(measured), "--tag", tag, "--order", order]
     print("$", " ".join(cmd), flush=True)
     t0 = time.time()
@@ -447,7 +447,7 @@ def measure_gpu(out_json: pathlib.Path, steps: str, budget_s: int) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     dev = simgpu.get_device("cuda")
     result = {"device": dev.gpu_name, "date": str(datetime.date.today()), "steps": steps,
-              "script": "python -m cuda_backend.calibrate --device cuda", "smi_before": smi(),
+              "script": "python -m simgpu_apps.gpu_tools.calibrate --device cuda", "smi_before": smi(),
               "grid": list(full_grid(dev)), "ncu": [], "graph": [], "counters": [], "errors": []}
     t_end = time.time() + budget_s
 
@@ -678,7 +678,7 @@ def load_sim(paths: str) -> dict:
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m cuda_backend.calibrate", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m simgpu_apps.gpu_tools.calibrate", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--device", default="cuda")
     p.add_argument("--out", help="JSON file to write (GPU: its folder also gets ncu's CSVs)")
@@ -718,16 +718,16 @@ def main(argv=None):
         rows = measure_sim(dev, cases, tuple(args.states.split(",")))
         result = {"device": args.device, "config": dev.config.gpu.name,
                   "clock_mhz": dev.config.gpu.core_clock_mhz, "date": str(datetime.date.today()),
-                  "script": f"python -m cuda_backend.calibrate --device {args.device}", "rows": rows}
+                  "script": f"python -m simgpu_apps.gpu_tools.calibrate --device {args.device}", "rows": rows}
         if args.out:
             pathlib.Path(args.out).write_text(json.dumps(result, indent=1))
         return
-    from .device import CudaUnavailable
+    from cuda_backend.device import CudaUnavailable
     try:
         parse_steps(args.steps)
         simgpu.get_device(args.device)
     except (ValueError, CudaUnavailable) as exc:
-        raise SystemExit(f"python -m cuda_backend.calibrate: {exc}") from None
+        raise SystemExit(f"python -m simgpu_apps.gpu_tools.calibrate: {exc}") from None
     out = pathlib.Path(args.out or "calibration-gpu.json")
     result = measure_gpu(out, args.steps, args.budget)
     text = report(result)

@@ -1,6 +1,6 @@
 """Hold the simulator against the real GPU: outputs, Nsight Compute counters, times.
 
-    python -m cuda_backend.validate --out DIR [--docs] [--quick] [--seeds N] [--jobs N]
+    python -m simgpu_apps.gpu_tools.validate --out DIR [--docs] [--quick] [--seeds N] [--jobs N]
 
 on a machine with an NVIDIA GPU, CuPy and Nsight Compute (``ncu``).  It
 
@@ -339,14 +339,14 @@ def compare(selected, sim, gpu, gpu_ncu, manifest) -> dict:
 # --- the report ---------------------------------------------------------------------------
 
 # The calibration section of docs/validation.md: written from the calibration runs
-# (python -m cuda_backend.calibrate), kept here so a new validation report keeps it.
-CALIBRATION_SECTION = pathlib.Path(__file__).resolve().parents[1] / "docs" / "results" / \
+# (python -m simgpu_apps.gpu_tools.calibrate), kept here so a new validation report keeps it.
+CALIBRATION_SECTION = pathlib.Path(__file__).resolve().parents[2] / "docs" / "calibration" / \
     "calibration-h100-section.md"
 
 
 def write_report(path, table, device_name, selected, kernels, elapsed_note=""):
     lines = [f"# Validation: sim:h100 against {device_name}", "",
-             f"Produced by `python -m cuda_backend.validate` on {datetime.date.today()}, "
+             f"Produced by `python -m simgpu_apps.gpu_tools.validate` on {datetime.date.today()}, "
              f"commit {_commit()}, {platform.node() or 'GPU machine'}. {elapsed_note}", ""]
     ok = sum(1 for r in table["outputs"] if r[2])
     lines += ["## Outputs", "", f"{ok} of {len(table['outputs'])} runs bit-identical.", "",
@@ -448,7 +448,7 @@ def worker(out_dir, quick, seeds):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m cuda_backend.validate", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m simgpu_apps.gpu_tools.validate", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="validation-out")
     p.add_argument("--docs", action="store_true", help="also write docs/validation.md")
@@ -463,15 +463,15 @@ def main(argv=None):
     out.mkdir(parents=True, exist_ok=True)
     if args.worker:
         return worker(out, args.quick, seeds)
-    from .device import CudaUnavailable
+    from cuda_backend.device import CudaUnavailable
     try:
         gpu_dev = simgpu.get_device("cuda")
     except CudaUnavailable as exc:
-        raise SystemExit(f"python -m cuda_backend.validate: {exc}") from None
+        raise SystemExit(f"python -m simgpu_apps.gpu_tools.validate: {exc}") from None
     ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
     metrics = ",".join(list(METRICS.values()) + [TIME_METRIC])
     cmd = [ncu, "--clock-control", "none", "--csv", "--print-units", "base", "--metrics", metrics,
-           "--log-file", str(out / "ncu.csv"), sys.executable, "-m", "cuda_backend.validate",
+           "--log-file", str(out / "ncu.csv"), sys.executable, "-m", "simgpu_apps.gpu_tools.validate",
            "--worker", "--out", str(out), "--seeds", str(args.seeds)] + (["--quick"] if args.quick else [])
     print("running under Nsight Compute:", " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})

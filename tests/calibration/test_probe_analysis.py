@@ -1,20 +1,12 @@
-"""The GPU probes' analysis (benchmarks/*.py), on synthetic stamps whose answer is known:
+"""The GPU probes' analysis (calibration/*.py), on synthetic stamps whose answer is known:
 the probes themselves need a GPU, but what they conclude from their stamps is code that
 can be wrong like any other."""
 import json
-import pathlib
-import sys
 
 import numpy as np
 import pytest
 
-BENCH = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCH))
-
-import dram_ramp  # noqa: E402
-import first_access  # noqa: E402
-import l2_chunks  # noqa: E402
-import l2_fabric  # noqa: E402
+from calibration import dram_ramp, first_access, l2_chunks, l2_fabric, l2_fabric_cases
 
 MASK = 0b10110011                       # chunk-index bits 0, 1, 4, 5, 7: address bits 12-19
 GHZ = 1.98
@@ -132,17 +124,17 @@ def test_l2_fabric_report_times_each_half_from_its_blocks(tmp_path):
 def test_l2_fabric_launches_prepare_then_measure_each_half():
     """g reads X far while the other half writes Y: the other half reads X first, then
     both halves write Y; the measured launch has g reading X and the other writing Y."""
-    case = next(c for c in l2_fabric.CASES if c[0] == "g reads X far; the other half writes Y")
-    none, read, write = l2_fabric.NONE, l2_fabric.READ, l2_fabric.WRITE
-    preps, measured = l2_fabric.launches(*case[1:], g=1)
+    case = next(c for c in l2_fabric_cases.CASES if c[0] == "g reads X far; the other half writes Y")
+    none, read, write = l2_fabric_cases.NONE, l2_fabric_cases.READ, l2_fabric_cases.WRITE
+    preps, measured = l2_fabric_cases.launches(*case[1:], g=1)
     assert preps == [[(read, "X", "X"), (none, "X", "X")], [(write, "Y", "Y"), (write, "Y", "Y")]]
     assert measured == [(write, "Y", "Y"), (read, "X", "X")]
-    copy = next(c for c in l2_fabric.CASES if c[1][0] == l2_fabric.COPY)
-    assert l2_fabric.launches(*copy[1:], g=0)[1] == [(l2_fabric.COPY, "X", "Y"), (none, "Z", "Z")]
+    copy = next(c for c in l2_fabric_cases.CASES if c[1][0] == l2_fabric_cases.COPY)
+    assert l2_fabric_cases.launches(*copy[1:], g=0)[1] == [(l2_fabric_cases.COPY, "X", "Y"), (none, "Z", "Z")]
 
 
 def test_kernel_overlap_table_nets_out_the_empty_grid_and_fits_the_slope():
-    import kernel_overlap
+    from calibration import kernel_overlap
     us = {("cold", 0): {k: 3.0 + 0.35 * max(k - 1, 0) for k in kernel_overlap.STEPS}}
     (row,) = kernel_overlap.table(us)[2:]
     cells = [c.strip() for c in row.split("|")[1:-1]]
@@ -175,7 +167,7 @@ def ncu_rows(launches) -> str:
 def test_kernel_counters_pairs_launches_by_occurrence_and_reads_the_rates(tmp_path):
     """A GPU run with one round more than the model: its extra launches get no model
     figures, the others their own kernel's (not the one at the same position)."""
-    import kernel_counters as KC
+    from calibration import kernel_counters as KC
     assert KC.occurrences(["a", "b", "a", "c"]) == [("a", 0), ("b", 0), ("a", 1), ("c", 0)]
     values = {"gpu__time_duration.sum": "20000",
               "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum": "3",
@@ -196,7 +188,7 @@ def test_kernel_counters_pairs_launches_by_occurrence_and_reads_the_rates(tmp_pa
 
 
 def test_hook_stores_table_gives_each_variant_over_the_loads():
-    import hook_stores as HS
+    from calibration import hook_stores as HS
     sim = {(v, g): (2.0 * (1 + k), 100, 64, 0.5, 0.7)
            for g in HS.GRIDS for k, v in enumerate(HS.VARIANTS)}
     gpu = {(v, g): {"gpu__time_duration.sum": str(4000 * (1 + k)),
@@ -211,7 +203,7 @@ def test_hook_stores_table_gives_each_variant_over_the_loads():
 
 
 def test_hook_cache_ops_report_sets_each_variant_over_the_loads(tmp_path):
-    import hook_cache_ops as HC
+    from calibration import hook_cache_ops as HC
     times = [6000 * (1 + k) for k in range(len(HC.VARIANTS))]
     (tmp_path / "ncu.csv").write_text(ncu_rows([("hook_ops", {"gpu__time_duration.sum": str(t)})
                                                 for t in times]))
@@ -222,7 +214,7 @@ def test_hook_cache_ops_report_sets_each_variant_over_the_loads(tmp_path):
 
 
 def test_coherence_report_reads_each_case_and_the_l1_cases_second_lap(tmp_path):
-    import coherence as CO
+    from calibration import coherence as CO
     base = [100] * CO.SMALL
     results = [{"case": name, "repeat": 0, "writers": 1, "l1": l1, "stores": 2_000_000,
                 "latency": base + [300 + k] * CO.SMALL if l1 else [300 + k] * (2 * CO.SMALL)}
@@ -236,6 +228,6 @@ def test_coherence_report_reads_each_case_and_the_l1_cases_second_lap(tmp_path):
 
 
 def test_kernel_counters_names_the_cases_it_knows():
-    import kernel_counters as KC
+    from calibration import kernel_counters as KC
     with pytest.raises(SystemExit, match="unknown case.*'no such case'.*copy_striding"):
         KC.selected("copy_striding, no such case")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import simgpu
-from cuda_backend import calibrate as C
+from simgpu_apps.gpu_tools import calibrate as C
 
 NCU_CSV = '''==PROF== Connected to process 9
 "ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"

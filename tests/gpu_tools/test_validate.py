@@ -2,7 +2,7 @@
 import numpy as np
 
 import simgpu
-from cuda_backend import validate as V
+from simgpu_apps.gpu_tools import validate as V
 
 NCU_CSV = '''==PROF== Connected to process 123
 "ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
@@ -71,11 +71,11 @@ def test_project_kernels_are_found():
 
 
 def test_both_scripts_read_ncu_csv_through_one_parser():
-    """validate and calibrate share cuda_backend.ncu_csv: the same launches, and the
+    """validate and calibrate share simgpu_apps.gpu_tools.ncu_csv: the same launches, and the
     same clear error where ncu printed no CSV (a failed profile, say)."""
     import pytest
-    from cuda_backend import calibrate as C
-    from cuda_backend import ncu_csv
+    from simgpu_apps.gpu_tools import calibrate as C
+    from simgpu_apps.gpu_tools import ncu_csv
     raw = ncu_csv.parse_csv(NCU_CSV)
     assert [k for k, _ in raw] == [lc.kernel for lc in V.parse_ncu_csv(NCU_CSV)]
     assert [k for k, _ in raw] == [l["kernel"] for l in C.parse_ncu(NCU_CSV)]
