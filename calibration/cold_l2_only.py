@@ -32,11 +32,11 @@ def child() -> None:
     import cupy as cp
 
     import simgpu
-    from simgpu_apps.gpu_tools import calibrate as C
+    from simgpu_apps.gpu_tools.calibrate_cases import Case, setup
     dev = simgpu.get_device("cuda")
     flush = cp.zeros(64 << 20, cp.int32)                 # 256 MiB: five times the L2
     for bench, n in CASES:
-        kern, grid, block, args = C.setup(dev, C.Case(bench, n), np.random.default_rng(0))
+        kern, grid, block, args = setup(dev, Case(bench, n), np.random.default_rng(0))
         dev.launch(kern, grid, block, *args)             # warm-up: data, TLBs, code
         for _ in range(REPEATS):
             flush.fill(1)
@@ -49,11 +49,12 @@ def child() -> None:
 
 
 def report(csv_path: str) -> str:
-    from simgpu_apps.gpu_tools import calibrate as C
+    from simgpu_apps.gpu_tools.calibrate_cases import KERNELS
+    from simgpu_apps.gpu_tools.calibrate_gpu import TIME, parse_ncu
     from cuda_backend.render import kernel_symbol
-    launches = C.parse_ncu(pathlib.Path(csv_path).read_text())
+    launches = parse_ncu(pathlib.Path(csv_path).read_text())
     lines = ["| benchmark | n | L2-only cold us | warm us (same run) |", "|---|---:|---:|---:|"]
-    symbols = {b: kernel_symbol(C.KERNELS[b]) for b, _ in CASES}
+    symbols = {b: kernel_symbol(KERNELS[b]) for b, _ in CASES}
     mine = [x for x in launches if any(s == x["kernel"].split("(")[0] for s in symbols.values())]
     at = 0
     for bench, n in CASES:
@@ -61,7 +62,7 @@ def report(csv_path: str) -> str:
         at += 1 + 2 * REPEATS
         if any(symbols[bench] != r["kernel"].split("(")[0] for r in rows):
             raise RuntimeError(f"launch order differs at {bench} n={n}")
-        t = [r["metrics"][C.TIME] / 1e3 for r in rows[1:]]
+        t = [r["metrics"][TIME] / 1e3 for r in rows[1:]]
         lines.append(f"| {bench} | {n:,} | {np.median(t[0::2]):.2f} | {np.median(t[1::2]):.2f} |")
     return "\n".join(lines)
 

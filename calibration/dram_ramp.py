@@ -1,6 +1,6 @@
 """How a short kernel's DRAM traffic builds up: per-warp timelines of a streaming copy.
 
-The calibration's cold 8 MiB copy (``simgpu_apps/gpu_tools/calibrate.py``: 1,056 blocks of 256
+The calibration's cold 8 MiB copy (``simgpu_apps/gpu_tools/calibrate_cases.py``: 1,056 blocks of 256
 threads, 2^20 int32, four iterations of a grid-stride loop per thread) is the one case
 the model misses by more than 15%.  Its kernel time alone cannot say where the GPU
 spends the extra microsecond, so this probe runs the same copy (and the streaming read)
@@ -93,7 +93,7 @@ extern "C" __global__ void read_plain(const int* src, int* out, int n) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         if (src[i] < 0) out[0] = i;
 }
-// calibrate.py's empty kernel: the fixed cost per kernel in the same state
+// calibrate_cases.py's empty kernel: the fixed cost per kernel in the same state
 extern "C" __global__ void empty_plain(const int* src, int* out, int n) {
     if (n < 0) out[0] = n;
 }
@@ -168,14 +168,15 @@ PLACEMENTS = ("as calibrate.py allocates", "after a 256 MiB buffer", "64 KiB bet
 
 
 def placement(out: pathlib.Path) -> None:
-    """The calibration's own 8 MiB copy (simgpu's CUDA device, calibrate.setup's buffers)
+    """The calibration's own 8 MiB copy (simgpu's CUDA device, calibrate_cases.setup's buffers)
     with its buffers at three kinds of address, a warm-up launch then three measured ones
     each: run under ``ncu --cache-control all`` it is the calibration's cold case again,
     under ``none`` its warm case.  The buffers' addresses go to placement.json."""
     import cupy as cp
 
     import simgpu
-    from simgpu_apps.gpu_tools import calibrate as C
+    from simgpu_apps.gpu_tools.calibrate_cases import (
+        copy as copy_kernel, empty as empty_kernel, full_grid)
     dev = simgpu.get_device("cuda")
     n = 1 << 20
     where = []
@@ -184,10 +185,10 @@ def placement(out: pathlib.Path) -> None:
         src = dev.to_device(np.arange(n, dtype=np.int32))
         pad = dev.zeros(1 << 14, np.int32) if name == PLACEMENTS[2] else None
         dst = dev.zeros(n, np.int32)
-        grid, block = C.full_grid(dev)
+        grid, block = full_grid(dev)
         for _ in range(1 + REPEATS):
-            dev.launch(C.copy, grid, block, src, dst, n)
-            dev.launch(C.empty, grid, block, dst, grid)
+            dev.launch(copy_kernel, grid, block, src, dst, n)
+            dev.launch(empty_kernel, grid, block, dst, grid)
         dev.synchronize()
         where.append({"placement": name, "src": src.base, "dst": dst.base})
         del src, dst, pad, hold
@@ -196,20 +197,21 @@ def placement(out: pathlib.Path) -> None:
 
 
 def placement_report(out: pathlib.Path) -> str:
-    from simgpu_apps.gpu_tools import calibrate as C
+    from simgpu_apps.gpu_tools.calibrate_cases import copy as copy_kernel, empty as empty_kernel
+    from simgpu_apps.gpu_tools.calibrate_gpu import TIME, parse_ncu
     from cuda_backend.render import kernel_symbol
     lines = ["| placement | source, destination address | state | copy us | empty us | net us |",
              "|---|---|---|---:|---:|---:|"]
     where = json.loads((out / "placement.json").read_text())
-    names = (kernel_symbol(C.copy), kernel_symbol(C.empty))
+    names = (kernel_symbol(copy_kernel), kernel_symbol(empty_kernel))
     for state in ("warm", "cold"):
-        launches = [x for x in C.parse_ncu((out / f"placement-{state}.csv").read_text())
+        launches = [x for x in parse_ncu((out / f"placement-{state}.csv").read_text())
                     if x["kernel"].split("(")[0] in names]
         per = 2 * (1 + REPEATS)
         for k, w in enumerate(where):
             rows = launches[k * per:(k + 1) * per][2:]          # after the warm-up pair
-            copy = np.median([r["metrics"][C.TIME] for r in rows[0::2]]) / 1e3
-            empty = np.median([r["metrics"][C.TIME] for r in rows[1::2]]) / 1e3
+            copy = np.median([r["metrics"][TIME] for r in rows[0::2]]) / 1e3
+            empty = np.median([r["metrics"][TIME] for r in rows[1::2]]) / 1e3
             lines.append(f"| {w['placement']} | {w['src']:#x}, {w['dst']:#x} | {state} | {copy:.2f} | "
                          f"{empty:.2f} | {copy - empty:.2f} |")
     return "\n".join(lines)
@@ -260,7 +262,7 @@ def timeline(rec: np.ndarray, n: int, stride: int) -> dict:
 
 
 def report(out: pathlib.Path) -> str:
-    from simgpu_apps.gpu_tools import calibrate as C
+    from simgpu_apps.gpu_tools.calibrate_gpu import TIME, parse_ncu
     data = np.load(out / "stamps.npz")
     summary = {}
     for label, kind, n, blocks, threads in CASES:
@@ -271,7 +273,7 @@ def report(out: pathlib.Path) -> str:
     times = {}
     csv = out / "ncu.csv"
     if csv.exists():
-        launches = C.parse_ncu(csv.read_text())
+        launches = parse_ncu(csv.read_text())
         mine = [x for x in launches if x["kernel"].split("(")[0] in
                 ("copy_probe", "read_probe", "copy_plain", "read_plain", "empty_plain")]
         at = 0
@@ -285,7 +287,7 @@ def report(out: pathlib.Path) -> str:
                         name = "empty_plain" if which == "empty" else f"{kind}_{which}"
                         if measured["kernel"].split("(")[0] != name:
                             raise RuntimeError(f"ncu launch order differs at {label} {state}")
-                        got[which].append((warmup["metrics"][C.TIME], measured["metrics"][C.TIME]))
+                        got[which].append((warmup["metrics"][TIME], measured["metrics"][TIME]))
                 times[f"{label}|{state}"] = {w: [round(float(np.median([m for _, m in v])) / 1e3, 2),
                                                  round(float(np.median([u for u, _ in v])) / 1e3, 2)]
                                              for w, v in got.items()}
@@ -324,7 +326,7 @@ def simulate() -> str:
     """The model's counterpart of the 1,056 x 256 cases: load completions per 0.25 us
     (from cycle 0, the first block's dispatch) and load latencies by issue time."""
     import simgpu
-    from simgpu_apps.gpu_tools import calibrate as C
+    from simgpu_apps.gpu_tools.calibrate_cases import Case, setup
     from simgpu.mem import memory_system as dram
     lines = []
     orig, orig_cross = dram.MemorySystem.access, dram.MemorySystem.cross
@@ -334,7 +336,7 @@ def simulate() -> str:
         for state in ("warm", "cold"):
             dev = simgpu.get_device("sim:h100")
             dev.default_engine = "timed-block"
-            kern, grid, block, args = C.setup(dev, C.Case(kind, n), np.random.default_rng(0))
+            kern, grid, block, args = setup(dev, Case(kind, n), np.random.default_rng(0))
             if state == "warm":
                 dev.launch(kern, grid, block, *args)
             else:

@@ -5,7 +5,7 @@ CuPy and Nsight Compute.
 The calibration takes a kernel's time net of an empty kernel's on the same grid
 (1.99 us + 0.59 ns per block on the H100), and the model lets the blocks' work run
 while later blocks are still handed out. Here the work is a chain of k loads
-(``calibrate.py``'s chase: a random cycle through 64 MiB, so every load misses the L2
+(``calibrate_cases.py``'s chase: a random cycle through 64 MiB, so every load misses the L2
 when it is cold) in block 0, the middle block or the last one of the calibration's
 1,056 x 256 grid, k = 0 .. 16; if none of it hid under the fixed cost, the net time
 would be k load latencies; what hides shows as a smaller net time, and as a
@@ -57,7 +57,7 @@ def child(out: pathlib.Path) -> None:
 
 
 def report(out: pathlib.Path) -> str:
-    from simgpu_apps.gpu_tools import calibrate as C
+    from simgpu_apps.gpu_tools.calibrate_gpu import TIME, parse_ncu
     table_out.need(out, "order.json", "ncu-warm.csv", "ncu-cold.csv")
     order = json.loads((out / "order.json").read_text())
     lines = [f"Script: `calibration/kernel_overlap.py`, {datetime.date.today()}. One thread of "
@@ -66,8 +66,8 @@ def report(out: pathlib.Path) -> str:
              "net: less the same grid with k = 0 (all blocks empty).", ""]
     us = {}
     for state in ("warm", "cold"):
-        rows = C.parse_ncu((out / f"ncu-{state}.csv").read_text())
-        times = [r["metrics"][C.TIME] / 1e3 for r in rows if r["kernel"].startswith("chase_in_block")]
+        rows = parse_ncu((out / f"ncu-{state}.csv").read_text())
+        times = [r["metrics"][TIME] / 1e3 for r in rows if r["kernel"].startswith("chase_in_block")]
         if len(times) != len(order):
             raise SystemExit(f"ncu-{state}.csv has {len(times)} launches, order.json {len(order)}")
         got = {}
@@ -80,7 +80,7 @@ def report(out: pathlib.Path) -> str:
 
 
 def simulate() -> str:
-    """The model's side: the same chain, as calibrate.py's chase kernel run by one block
+    """The model's side: the same chain, as calibrate_cases.py's chase kernel run by one block
     of the grid (the kernel language's version below), on sim:h100."""
     from calibration import kernel_overlap_sim
     return kernel_overlap_sim.simulate()

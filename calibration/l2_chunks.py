@@ -124,9 +124,9 @@ def child(out: pathlib.Path, tag: str) -> None:
 
 
 def counters_table(out: pathlib.Path) -> str:
-    from simgpu_apps.gpu_tools import calibrate as C
+    from simgpu_apps.gpu_tools.calibrate_gpu import parse_ncu
     order = json.loads((out / "order.json").read_text())
-    rows = [x["metrics"] for x in C.parse_ncu((out / "ncu.csv").read_text())
+    rows = [x["metrics"] for x in parse_ncu((out / "ncu.csv").read_text())
             if x["kernel"].startswith("span_read")]
     if len(rows) != len(order):
         raise SystemExit(f"ncu.csv has {len(rows)} span_read launches, order.json {len(order)}")

@@ -4,7 +4,11 @@ import numpy as np
 import pytest
 
 import simgpu
-from simgpu_apps.gpu_tools import calibrate as C
+from simgpu_apps.gpu_tools.calibrate import main
+from simgpu_apps.gpu_tools.calibrate_cases import Case, FULL, KERNELS, measure_sim, ordered, plan
+from simgpu_apps.gpu_tools.calibrate_gpu import TIME, parse_ncu, parse_steps, run_ncu
+from simgpu_apps.gpu_tools.calibrate_report import (
+    chase_latency, compare, compare_rows, gpu_figure, load_gpu, report)
 
 NCU_CSV = '''==PROF== Connected to process 9
 "ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
@@ -15,19 +19,19 @@ NCU_CSV = '''==PROF== Connected to process 9
 
 
 def test_parse_ncu_keeps_launch_order_and_every_metric():
-    launches = C.parse_ncu(NCU_CSV)
+    launches = parse_ncu(NCU_CSV)
     assert [l["kernel"] for l in launches] == ["empty", "copy"]
-    assert launches[0]["metrics"][C.TIME] == 2592
+    assert launches[0]["metrics"][TIME] == 2592
     assert launches[1]["metrics"]["dram__bytes_read.sum"] == 1040384
 
 
 def test_rates_and_chase_slope():
-    assert C.Case("copy", 1 << 20).value(1e-6) == pytest.approx(8 * 2**20 / 1e-6 / 1e9)
-    assert C.Case("read", 1 << 20).value(1e-6) == pytest.approx(4 * 2**20 / 1e-6 / 1e9)
-    assert C.Case("gather", 1000).value(1e-6) == pytest.approx(1.0)       # G elements/s
+    assert Case("copy", 1 << 20).value(1e-6) == pytest.approx(8 * 2**20 / 1e-6 / 1e9)
+    assert Case("read", 1 << 20).value(1e-6) == pytest.approx(4 * 2**20 / 1e-6 / 1e9)
+    assert Case("gather", 1000).value(1e-6) == pytest.approx(1.0)       # G elements/s
     # the slope between two step counts cancels any fixed cost
     times = {("chase", 64, 512): 10.0 + 512 * 0.3, ("chase", 64, 4096): 10.0 + 4096 * 0.3}
-    assert C.chase_latency(times, 64) == pytest.approx(300.0)              # ns per load
+    assert chase_latency(times, 64) == pytest.approx(300.0)              # ns per load
 
 
 def _fake_gpu(sim_rows, scale, fixed_us):
@@ -35,9 +39,9 @@ def _fake_gpu(sim_rows, scale, fixed_us):
     on the same grid, x ``scale`` plus a fixed cost of its own (the empty kernel: the
     fixed cost alone)."""
     empty = {(r["state"], r["n"]): r["us"] for r in sim_rows if r["bench"] == "empty"}
-    net = {id(r): r["us"] - empty.get((r["state"], C.FULL), 0.0) for r in sim_rows}
+    net = {id(r): r["us"] - empty.get((r["state"], FULL), 0.0) for r in sim_rows}
     ncu = [dict(bench=r["bench"], n=r["n"], steps=r["steps"], state=r["state"],
-                **{C.TIME: ((r["bench"] != "empty") * net[id(r)] * scale + fixed_us) * 1e3})
+                **{TIME: ((r["bench"] != "empty") * net[id(r)] * scale + fixed_us) * 1e3})
            for r in sim_rows for _ in range(3)]
     return {"device": "fake", "date": "today", "ncu": ncu, "graph": [], "counters": [], "errors": []}
 
@@ -45,23 +49,23 @@ def _fake_gpu(sim_rows, scale, fixed_us):
 @pytest.fixture(scope="module")
 def quick_sim():
     dev = simgpu.get_device("sim:h100")
-    rows = C.measure_sim(dev, C.plan("quick"))
+    rows = measure_sim(dev, plan("quick"))
     return dev, {"device": "sim:h100", "date": "today", "clock_mhz": 1980, "rows": rows}
 
 
 def test_compare_subtracts_the_empty_kernel_and_judges_15_percent(quick_sim):
     _, sim = quick_sim
-    assert {r["bench"] for r in sim["rows"]} == set(C.KERNELS) - {"read", "write"}
+    assert {r["bench"] for r in sim["rows"]} == set(KERNELS) - {"read", "write"}
     # the GPU takes the simulator's time plus 2.5 us of fixed cost: net, they agree
-    rows = C.compare_rows(_fake_gpu(sim["rows"], 1.0, 2.5), sim)
+    rows = compare_rows(_fake_gpu(sim["rows"], 1.0, 2.5), sim)
     assert rows and all(r["within"] for r in rows)
     assert all(r["ratio"] == pytest.approx(1.0) for r in rows)
     # a GPU 1.25x slower than the model: every case is out; the model's rates are 1.25x
     # the GPU's, its chase latency 0.8x
-    rows = C.compare_rows(_fake_gpu(sim["rows"], 1.25, 2.5), sim)
+    rows = compare_rows(_fake_gpu(sim["rows"], 1.25, 2.5), sim)
     assert not any(r["within"] for r in rows)
     assert all(r["ratio"] == pytest.approx(0.8 if r["bench"] == "chase" else 1.25) for r in rows)
-    assert "| no |" in C.compare(_fake_gpu(sim["rows"], 1.25, 2.5), sim)
+    assert "| no |" in compare(_fake_gpu(sim["rows"], 1.25, 2.5), sim)
 
 
 def test_model_chase_costs_the_configured_latencies():
@@ -72,21 +76,21 @@ def test_model_chase_costs_the_configured_latencies():
     dev = simgpu.get_device("sim:h100")
     cfg = dev.config
     n = 1 << 24                      # 64 MiB: the 256 nodes visited almost never share a DRAM row
-    cases = [C.Case("chase", n, s) for s in (64, 256)]
-    rows = C.measure_sim(dev, cases)
+    cases = [Case("chase", n, s) for s in (64, 256)]
+    rows = measure_sim(dev, cases)
     for state, expect in (("warm", cfg.cache.l2_latency_cycles),
                           ("cold", cfg.memory.interconnect_latency_cycles
                            + cfg.memory.row_miss_latency_ns * cfg.gpu.core_clock_mhz / 1e3
                            + cfg.cache.l2_far_latency_cycles / 2)):
         times = {(r["bench"], r["n"], r["steps"]): r["us"] for r in rows if r["state"] == state}
-        cycles = C.chase_latency(times, n) * cfg.gpu.core_clock_mhz / 1e3
+        cycles = chase_latency(times, n) * cfg.gpu.core_clock_mhz / 1e3
         slack = 0 if state == "warm" else 15          # the far share of 192 random nodes
         assert expect - slack <= cycles <= expect + 10 + slack, (state, cycles, expect)
 
 
 def test_report_reads_a_gpu_sweep(quick_sim):
     _, sim = quick_sim
-    text = C.report(_fake_gpu(sim["rows"], 1.0, 2.5))
+    text = report(_fake_gpu(sim["rows"], 1.0, 2.5))
     assert "Empty kernel" in text and "| copy | 16,384 |" in text and "ns per dependent load" in text
 
 
@@ -96,21 +100,21 @@ def test_kernels_that_write_run_warm_even_beyond_the_l2(tmp_path):
     must write back, so its warm state is simulated."""
     from tests.sim.test_memory_timing import variant
     dev = variant("h100", tmp_path, l2_bytes=2048)
-    rows = C.measure_sim(dev, [C.Case("read", 4096), C.Case("copy", 4096)])
+    rows = measure_sim(dev, [Case("read", 4096), Case("copy", 4096)])
     by = {(r["bench"], r["state"]): r for r in rows}
     assert by[("read", "warm")].get("same_run_as") == "cold"
     assert "same_run_as" not in by[("copy", "warm")]
 
 
 def test_a_plan_runs_in_each_order_once_per_case():
-    cases = C.plan("sim")
-    assert C.ordered(cases, "forward") == cases
-    assert C.ordered(cases, "reverse") == cases[::-1]
-    shuffled = C.ordered(cases, "shuffle")
-    assert shuffled == C.ordered(cases, "shuffle")           # a fixed permutation
+    cases = plan("sim")
+    assert ordered(cases, "forward") == cases
+    assert ordered(cases, "reverse") == cases[::-1]
+    shuffled = ordered(cases, "shuffle")
+    assert shuffled == ordered(cases, "shuffle")           # a fixed permutation
     assert shuffled != cases and sorted(map(repr, shuffled)) == sorted(map(repr, cases))
     with pytest.raises(ValueError, match="forward, reverse, shuffle"):
-        C.ordered(cases, "sideways")
+        ordered(cases, "sideways")
 
 
 def test_run_ncu_runs_the_child_in_its_order_and_labels_its_rows(tmp_path, monkeypatch):
@@ -120,7 +124,7 @@ def test_run_ncu_runs_the_child_in_its_order_and_labels_its_rows(tmp_path, monke
     import pathlib
     import subprocess
     from cuda_backend.render import kernel_symbol
-    cases = C.ordered(C.plan("quick"), "reverse")
+    cases = ordered(plan("quick"), "reverse")
     seen = []
 
     def fake_run(cmd, **kw):
@@ -129,16 +133,16 @@ def test_run_ncu_runs_the_child_in_its_order_and_labels_its_rows(tmp_path, monke
         labels = [{"bench": c.bench, "n": c.n, "steps": c.steps, "warmup": False} for c in cases]
         (tmp_path / f"order-{tag}.json").write_text(json.dumps(labels))
         head = NCU_CSV.splitlines()[1]
-        lines = [head] + [f'"{i}","9","python","h","{kernel_symbol(C.KERNELS[c.bench])}","1","7",'
+        lines = [head] + [f'"{i}","9","python","h","{kernel_symbol(KERNELS[c.bench])}","1","7",'
                           f'"(256, 1, 1)","(1056, 1, 1)","0","9.0","Command line profiler metrics",'
-                          f'"{C.TIME}","ns","{1000 + i}"' for i, c in enumerate(cases)]
+                          f'"{TIME}","ns","{1000 + i}"' for i, c in enumerate(cases)]
         pathlib.Path(cmd[cmd.index("--log-file") + 1]).write_text("\n".join(lines))
 
     monkeypatch.setattr(subprocess, "run", fake_run)
-    rows = C.run_ncu(tmp_path, "quick", "cold", 1, [C.TIME], "cold-quick-reverse", 10, "reverse")
+    rows = run_ncu(tmp_path, "quick", "cold", 1, [TIME], "cold-quick-reverse", 10, "reverse")
     assert seen[0][seen[0].index("--order") + 1] == "reverse"
     assert [r["bench"] for r in rows] == [c.bench for c in cases]
-    assert {r["order"] for r in rows} == {"reverse"} and rows[0][C.TIME] == 1000
+    assert {r["order"] for r in rows} == {"reverse"} and rows[0][TIME] == 1000
 
 
 def test_compare_pools_runs_and_gives_the_range_over_them(quick_sim, tmp_path):
@@ -151,9 +155,9 @@ def test_compare_pools_runs_and_gives_the_range_over_them(quick_sim, tmp_path):
     for i, scale in enumerate((1.0, 1.25)):
         paths.append(tmp_path / f"run{i}.json")
         paths[-1].write_text(json.dumps(_fake_gpu(sim["rows"], scale, 2.5 + i)))
-    gpu = C.load_gpu(",".join(map(str, paths)))
+    gpu = load_gpu(",".join(map(str, paths)))
     assert {r["context"] for r in gpu["ncu"]} == {"run0@forward", "run1@forward"}
-    rows = C.compare_rows(gpu, sim)
+    rows = compare_rows(gpu, sim)
     for r in rows:
         lo, hi, k = r["gpu_range"]
         assert k == 2
@@ -162,16 +166,16 @@ def test_compare_pools_runs_and_gives_the_range_over_them(quick_sim, tmp_path):
         else:                                         # a rate: 1.25x lower
             assert lo == pytest.approx(r["sim"] / 1.25) and hi == pytest.approx(r["sim"])
         assert lo <= r["gpu"] <= hi
-    assert " (2) |" in C.compare(gpu, sim)
+    assert " (2) |" in compare(gpu, sim)
     # a run without the empty kernel gives no net figure of its own
     times = {("copy", 1 << 14, 0): 5.0}
-    assert C.gpu_figure(times, C.Case("copy", 1 << 14)) is None
+    assert gpu_figure(times, Case("copy", 1 << 14)) is None
 
 
 def test_a_bad_steps_item_is_named_before_anything_runs(capsys):
-    assert C.parse_steps("warm:gpu,cold:sim@shuffle,counters-cold:sim") == [
+    assert parse_steps("warm:gpu,cold:sim@shuffle,counters-cold:sim") == [
         ("warm", "gpu", "forward"), ("cold", "sim", "shuffle"), ("counters-cold", "sim", "forward")]
     for bad in ("cold:sim@sideways", "lukewarm:gpu", "cold", "cold:everything"):
         with pytest.raises(SystemExit) as exc:
-            C.main(["--device", "cuda", "--steps", f"warm:gpu,{bad}"])
+            main(["--device", "cuda", "--steps", f"warm:gpu,{bad}"])
         assert f"--steps item {bad!r}" in str(exc.value) and "what:plan[@order]" in str(exc.value)

@@ -74,13 +74,13 @@ def test_both_scripts_read_ncu_csv_through_one_parser():
     """validate and calibrate share simgpu_apps.gpu_tools.ncu_csv: the same launches, and the
     same clear error where ncu printed no CSV (a failed profile, say)."""
     import pytest
-    from simgpu_apps.gpu_tools import calibrate as C
+    from simgpu_apps.gpu_tools.calibrate_gpu import parse_ncu
     from simgpu_apps.gpu_tools import ncu_csv
     raw = ncu_csv.parse_csv(NCU_CSV)
     assert [k for k, _ in raw] == [lc.kernel for lc in V.parse_ncu_csv(NCU_CSV)]
-    assert [k for k, _ in raw] == [l["kernel"] for l in C.parse_ncu(NCU_CSV)]
+    assert [k for k, _ in raw] == [l["kernel"] for l in parse_ncu(NCU_CSV)]
     assert raw[0][1]["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == "2048"
-    for parse in (V.parse_ncu_csv, C.parse_ncu):
+    for parse in (V.parse_ncu_csv, parse_ncu):
         with pytest.raises(ValueError, match="no ncu CSV header"):
             parse("==ERROR== the application returned an error\n")
 
