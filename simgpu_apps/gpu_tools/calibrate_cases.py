@@ -214,7 +214,7 @@ def measure_sim(dev, cases, states=("warm", "cold")) -> list:
 
 #: Orders a plan's cases can run in on the GPU.  A case's time there depends a little
 #: on what ran before it (the cold 8 MiB copy took 0.25-0.4 us more inside the sweep
-#: than alone, docs/results/dram-ramp-h100.md, 0.16-0.29 us more than in the sim plan
+#: than alone, docs/calibration/dram-ramp-h100.md, 0.16-0.29 us more than in the sim plan
 #: in any of these orders, calibration-h100.md), so a figure is taken over several.
 ORDERS = ("forward", "reverse", "shuffle")
 

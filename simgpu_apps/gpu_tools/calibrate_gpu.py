@@ -65,7 +65,7 @@ COUNTERS = [TIME, "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_secto
             "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
             "l1tex__t_sector_hit_rate.pct",
             # sectors the SMs ask the L2 for, and those that reach a slice of the other
-            # half of the L2 (docs/results/l2-halves-h100.md)
+            # half of the L2 (docs/calibration/l2-halves-h100.md)
             "lts__t_sectors_srcunit_tex.sum", "lts__t_sectors_srcunit_ltcfabric.sum"]
 
 
