@@ -18,12 +18,12 @@ import argparse
 import numpy as np
 
 from simgpu import get_device
-from simgpu.lang import Array, i32, kernel
+from simgpu.lang import Array, i32, i64, kernel
 
 
 @kernel
-def lcg_chase(a: Array[i32], out: Array[i32], steps: i32, n: i32):
-    x = 12345
+def lcg_chase(a: Array[i32], out: Array[i32], steps: i32, n: i32, seed: i32):
+    x = seed
     j = 0
     for k in range(steps):
         x = x * 1103515245 + 12345 + a[j]       # the load's value feeds the next address
@@ -31,17 +31,28 @@ def lcg_chase(a: Array[i32], out: Array[i32], steps: i32, n: i32):
     out[0] = j
 
 
+@kernel
+def lcg_chase64(a: Array[i32], out: Array[i32], steps: i32, n: i64, seed: i32):
+    x = i64(seed)
+    j = i64(0)
+    for k in range(steps):
+        x = x * 6364136223846793005 + 1442695040888963407 + a[j]
+        j = ((x >> 17) & 0x3FFFFFFFFFFF) % n
+    out[0] = i32(j)
+
+
 def chase_cycles(dev, mib: float, steps: tuple = (200, 400)) -> tuple[float, dict]:
     """(cycles per load, the longer launch's report extras) of a chase over ``mib`` MiB."""
     n = int(mib * 2**20) // 4
+    chase = lcg_chase if n < 2**31 else lcg_chase64     # (indices past i32)
     a = dev.zeros(n, np.int32)
     out = dev.zeros(1, np.int32)
     # A warm-up launch first, so that both measured launches start from the TLB state
     # the chase leaves behind (the device keeps it from one launch to the next).
-    dev.launch(lcg_chase, 1, 1, a, out, steps[-1], n, engine="timed")
+    dev.launch(chase, 1, 1, a, out, steps[-1], n, 1, engine="timed")
     cycles, extra = [], {}
-    for s in steps:
-        rep = dev.launch(lcg_chase, 1, 1, a, out, s, n, engine="timed")
+    for seed, s in enumerate(steps, start=2):
+        rep = dev.launch(chase, 1, 1, a, out, s, n, seed, engine="timed")
         cycles.append(rep.cycles)
         extra = rep.extra
     return (cycles[1] - cycles[0]) / (steps[1] - steps[0]), extra

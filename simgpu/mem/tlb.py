@@ -143,7 +143,7 @@ class Translator:
         self.walk_cycles = t.walk_cycles
         self.pte_bytes = t.pte_bytes
         self.walker_free = [0.0] * t.walkers
-        self.group = [sm // t.sms_per_l1 for sm in range(config.gpu.sm_count)]
+        self.l1_of_sm = [state.l1[sm // t.sms_per_l1] for sm in range(config.gpu.sm_count)]
         state.new_launch()
         self.start = {id(level): (level.hits, level.misses) for level in state.levels()}
         self.walks = 0
@@ -154,19 +154,27 @@ class Translator:
         """Translate ``req``'s pages; set and return ``req.translated``."""
         t = req.issued
         addresses, shift = req.addresses, self.shift
-        l1 = self.state.l1[self.group[req.sm]]
-        if len(addresses) == 1:
-            pages = (addresses[0] >> shift,)
+        l1 = self.l1_of_sm[req.sm]
+        vpn = addresses[0] >> shift
+        if len(addresses) == 1 or (min(addresses) >> shift == vpn == max(addresses) >> shift):
+            if vpn == l1.last:                  # the hot path: the SM group's last page
+                l1.hits += 1
+                ready = l1.last_ready
+            else:
+                ready = l1.find(vpn)
+                if ready is None:
+                    ready = self._miss(vpn, t)
+                    l1.fill(vpn, ready)
+            done = ready if ready > t else t
         else:
-            pages = {a >> shift for a in addresses}
-        done = t
-        for vpn in pages:
-            ready = l1.find(vpn)
-            if ready is None:
-                ready = self._miss(vpn, t)
-                l1.fill(vpn, ready)
-            if ready > done:
-                done = ready
+            done = t
+            for vpn in {a >> shift for a in addresses}:
+                ready = l1.find(vpn)
+                if ready is None:
+                    ready = self._miss(vpn, t)
+                    l1.fill(vpn, ready)
+                if ready > done:
+                    done = ready
         req.translated = done
         return done
 

@@ -3,6 +3,8 @@
 device registry as the prefix "sim"."""
 from __future__ import annotations
 
+import mmap
+import sys
 import weakref
 
 import numpy as np
@@ -98,14 +100,24 @@ class SimDevice(Device):
         # The device's memory first: a refused allocation copies nothing (no host memory
         # is taken for space the device does not have) and records no copy.
         base = self.memory.allocate(host.nbytes, _describe(host.size, host.dtype, host.shape))
-        arr = self._array(host.copy(), base)
+        try:
+            data = host.copy()
+        except MemoryError:                    # the host's memory, not the device's
+            self.memory.release(base, host.nbytes)
+            raise
+        arr = self._array(data, base)
         self._record_copy("host_to_device", arr, host.nbytes)
         return arr
 
     def _allocate_zeros(self, n, dtype):
         nbytes = n * np.dtype(dtype).itemsize
         base = self.memory.allocate(nbytes, _describe(n, dtype, (n,)))
-        return self._array(np.zeros(n, dtype=dtype), base)
+        try:
+            data = _zeros(n, dtype)
+        except MemoryError:                    # the host's memory, not the device's
+            self.memory.release(base, nbytes)
+            raise
+        return self._array(data, base)
 
     def _array(self, data, base):
         arr = DeviceArray(self, data, base)
@@ -142,6 +154,29 @@ class SimDevice(Device):
 
     def __repr__(self):
         return f"<SimDevice {self.name}: {self.config.gpu.name}, {self.arch}>"
+
+
+#: Zeroed arrays this large are mapped lazily (see _zeros).
+LAZY_ZEROS_BYTES = 64 << 20
+_MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)      # Linux's value (Python < 3.12)
+
+
+def _zeros(n: int, dtype) -> np.ndarray:
+    """A zeroed host array for a device array of ``n`` elements.  A large one is an
+    anonymous private mapping without swap reservation: the OS gives a page memory only
+    when it is written, so a sparse use of a large device array (a pointer chase over
+    gigabytes) costs the host what it touches, and a footprint larger than the host's
+    memory can still be simulated.  Elsewhere (or if the mapping fails) np.zeros."""
+    dtype = np.dtype(dtype)
+    nbytes = n * dtype.itemsize
+    if nbytes >= LAZY_ZEROS_BYTES and sys.platform.startswith("linux"):
+        try:
+            m = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE)
+        except (OSError, ValueError):
+            pass
+        else:
+            return np.frombuffer(m, dtype=dtype)
+    return np.zeros(n, dtype=dtype)
 
 
 def _describe(n: int, dtype, shape) -> str:
