@@ -122,7 +122,7 @@ class AddressSpace:
         free = self.capacity - self.in_use
         largest = max((hi - _round_up(lo, align) for lo, hi in zip(self._starts, self._ends)),
                       default=0)
-        tables = (f", of which {self.reserved:,} bytes the driver's page tables"
+        tables = (f" and the driver's page tables, {self.reserved:,} bytes"
                   if self.reserved else "")
         raise DeviceMemoryError(
             f"out of device memory on {self.device_name}: {what or 'an array'} needs "
