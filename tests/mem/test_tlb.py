@@ -3,7 +3,6 @@ walks' reads as memory traffic; the footprint property of issue 18 on sim:gtx260
 import dataclasses
 
 import numpy as np
-import pytest
 
 import simgpu
 from simgpu.configs import load_config
