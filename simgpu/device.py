@@ -7,7 +7,9 @@
     out.to_host()
 
 Launches are checked against the kernel's signature and the GPU's limits
-before anything runs, so a refused launch changes no data.
+before anything runs, so a refused launch changes no data.  An array that does
+not fit in the device's memory raises :class:`DeviceMemoryError` (a
+``MemoryError``) and allocates nothing.
 """
 from __future__ import annotations
 
@@ -18,9 +20,8 @@ import numpy as np
 from .ir.types import ArrayType, ScalarType, from_dtype
 from .lang import Kernel
 from .lang.errors import LaunchError
+from .mem.address_space import ALIGNMENT, DeviceMemoryError  # noqa: F401  (part of the API)
 from .report import LaunchReport
-
-ALIGNMENT = 256           # cudaMalloc returns 256-byte aligned pointers
 
 
 class DeviceArray:

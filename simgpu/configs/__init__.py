@@ -51,6 +51,7 @@ __all__ = [
     "CacheModel",
     "PcieModel",
     "AtomicsModel",
+    "TlbModel",
     "load_config",
     "available_configs",
     "parse_config",
@@ -357,6 +358,49 @@ class AtomicsModel:
         "of a warp's atomic request holds its L2 slice)", _NONNEGATIVE)
 
 
+@dataclass(frozen=True)
+class TlbModel:
+    """``[tlb]``: address translation (optional section: without it, addresses are not
+    translated and arrays are not page-aligned; capacity is enforced either way)."""
+
+    page_bytes: int = _f("bytes one TLB entry translates (a power of two)")
+    l1_entries: int = _f("entries of one L1 TLB")
+    l1_ways: int = _f("ways of the L1 TLB (= l1_entries: fully associative)")
+    sms_per_l1: int = _f("SMs that share one L1 TLB (1: per SM; 3 on GT200: per TPC)")
+    l2_entries: int = _f("entries of the shared L2 TLB")
+    l2_ways: int = _f("ways of the L2 TLB (= l2_entries: fully associative)")
+    l2_hit_cycles: int = _f("cycles an L1 TLB miss adds when the L2 TLB holds the entry",
+                            _NONNEGATIVE)
+    walk_cycles: int = _f("cycles of the page walker's own per walk, besides its reads "
+                          "of page-table entries through the memory system", _NONNEGATIVE)
+    walkers: int = _f("page walks in flight at once")
+    pde_span_bytes: int = _f("virtual bytes one page-directory entry covers (a power of two)")
+    pte_bytes: int = _f("bytes of one page-table entry")
+    pde_cache_entries: int = _f("page-directory entries the walker keeps (0: every walk "
+                                "reads its PDE)", _NONNEGATIVE)
+
+    @property
+    def l1_reach_bytes(self) -> int:
+        return self.l1_entries * self.page_bytes
+
+    @property
+    def l2_reach_bytes(self) -> int:
+        return self.l2_entries * self.page_bytes
+
+    def _check(self, err) -> None:
+        for name in ("page_bytes", "pde_span_bytes"):
+            v = getattr(self, name)
+            if v & (v - 1):
+                err(name, f"{v} is not a power of two")
+        if self.pde_span_bytes % self.page_bytes:
+            err("pde_span_bytes", f"{self.pde_span_bytes} is not a multiple of page_bytes = "
+                                  f"{self.page_bytes}")
+        for level in ("l1", "l2"):
+            entries, ways = getattr(self, level + "_entries"), getattr(self, level + "_ways")
+            if ways > entries or entries % ways:
+                err(level + "_ways", f"{ways} ways do not divide {entries} entries evenly")
+
+
 _SECTIONS: dict[str, type] = {
     "gpu": GpuInfo,
     "limits": Limits,
@@ -365,7 +409,9 @@ _SECTIONS: dict[str, type] = {
     "cache": CacheModel,
     "pcie": PcieModel,
     "atomics": AtomicsModel,
+    "tlb": TlbModel,
 }
+_OPTIONAL_SECTIONS = ("tlb",)
 
 
 @dataclass(frozen=True)
@@ -379,6 +425,7 @@ class GPUConfig:
     cache: CacheModel
     pcie: PcieModel
     atomics: AtomicsModel
+    tlb: TlbModel | None = None                      # None: addresses are not translated
     key: str = field(default="", compare=False)      # bundled name or file stem
     source: str = field(default="", compare=False)   # file it was read from
 
@@ -456,6 +503,13 @@ class GPUConfig:
             f"  atomics       {self.atomics.global_atomic_latency_cycles} cycles, same address every "
             f"{self.atomics.same_address_serialization_cycles:g} cycles",
         ]
+        if self.tlb is not None:
+            t = self.tlb
+            lines.append(
+                f"  TLBs          {_size(t.page_bytes)} pages; L1 {t.l1_entries} entries "
+                f"({_size(t.l1_reach_bytes)}) per {t.sms_per_l1} SM(s); L2 {t.l2_entries} entries "
+                f"({_size(t.l2_reach_bytes)}, +{t.l2_hit_cycles} cycles); {t.walkers} walkers "
+                f"(+{t.walk_cycles} cycles and their reads)")
         if self.source:
             lines.append(f"  from          {self.source}")
         return "\n".join(lines)
@@ -562,6 +616,8 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>", key: str = "
             f"a config has: {', '.join('[' + s + ']' for s in _SECTIONS)}")
     parts = {}
     for section, cls in _SECTIONS.items():
+        if section not in data and section in _OPTIONAL_SECTIONS:
+            continue
         if section not in data:
             raise ConfigError(f"{source}: [{section}]: missing section; expected keys: "
                               f"{', '.join(f.name for f in dataclasses.fields(cls))}")
@@ -576,6 +632,8 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>", key: str = "
     parts["limits"]._check(checker("limits"), parts["gpu"])
     parts["memory"]._check(checker("memory"))
     parts["cache"]._check(checker("cache"))
+    if "tlb" in parts:
+        parts["tlb"]._check(checker("tlb"))
     if parts["cache"].l2_halves == 2 and parts["memory"].partitions % 2:
         checker("cache")("l2_halves", f"2 halves need an even number of memory partitions "
                                       f"(memory.partitions = {parts['memory'].partitions})")

@@ -5,6 +5,9 @@ coalescer's transactions (:mod:`simgpu.mem.coalesce`; the traffic counter
 records the same transactions, so counts and times come from one coalescing).
 It becomes one :class:`~simgpu.mem.request.Request` that flows through
 
+0. the **TLBs** (:mod:`~simgpu.mem.tlb`; where the config has a ``[tlb]``): its pages
+   are translated, a miss in both levels walking the page tables through this
+   memory system (:meth:`MemorySystem.walk_read`),
 1. the **L1** of its SM (:mod:`~simgpu.mem.l1`; global loads, where the config has one),
 2. the **interconnect** to the partitions (:mod:`~simgpu.mem.interconnect`),
 3. the **L2 slices** (:mod:`~simgpu.mem.l2_slices`; where the config has an L2),
@@ -27,6 +30,8 @@ from .interconnect import Interconnect
 from .l1 import L1_SETS, L1Unit
 from .l2_slices import L2Slices
 from .request import Request
+from .address_space import PageTables
+from .tlb import TlbState, Translator  # noqa: F401  (TlbState: the type of ``tlbs``)
 
 __all__ = ["MemorySystem", "Partition", "L2", "SectorCache", "L1Cache", "L1_SETS", "Request"]
 
@@ -41,7 +46,7 @@ class MemorySystem:
     :meth:`finish` ends the launch and :meth:`summary` gives the report's fields.
     """
 
-    def __init__(self, config, l2: L2 | None = None):
+    def __init__(self, config, l2: L2 | None = None, tlbs: TlbState | None = None):
         self.config = config
         self.amap = AddressMap(config.memory)
         self.dram = Dram(config)
@@ -52,6 +57,13 @@ class MemorySystem:
         self.slices = (L2Slices(config, self.l2, self.amap, self.dram, self.net, self.l1)
                        if self.l2 is not None else None)
         self.atomics = AtomicUnit(config, self.amap, self.dram, self.net, self.slices)
+        # Address translation, with the device's TLBs (``tlbs``: their contents outlive
+        # the launch). Without them (unit tests of the other units) addresses go
+        # untranslated.
+        self.translator = None
+        if tlbs is not None and getattr(config, "tlb", None) is not None:
+            self.translator = Translator(config, tlbs, PageTables.for_config(config),
+                                         self.walk_read)
         self.accepted = 0.0       # when the pipeline took the last request (>= its issue)
         self._drained = 0.0
 
@@ -106,6 +118,8 @@ class MemorySystem:
         if not isinstance(addresses, list):
             addresses, sizes = np.asarray(addresses).tolist(), np.asarray(sizes).tolist()
         req = Request(kind, sm, t, addresses, sizes, l1)
+        if self.translator is not None:
+            self.translator.translate(req)
         if self.slices is not None:
             done = self.atomics.at_l2(req) if kind == "atomic" else self.slices.access(req)
         elif kind == "atomic":
@@ -139,6 +153,22 @@ class MemorySystem:
                 done = finish
         return done
 
+    def walk_read(self, address: int, nbytes: int, t: float) -> float:
+        """A page walker's read of ``nbytes`` of page-table data at physical ``address``,
+        issued at ``t``: when the data are back at the walker.  The walker sits on the
+        memory side, so its read does not cross the SM interconnect: with an L2 it is an
+        L2 access (a miss goes on to DRAM), without one a transaction of
+        ``min_access_bytes`` at the entry's partition.  Either way it takes DRAM (or L2)
+        time and bandwidth as any read does and shows in the partitions' counts."""
+        if self.slices is not None:
+            sector = self.config.cache.sector_bytes
+            req = Request("load", 0, t, [address - address % sector], [sector], False)
+            return self.slices.access(req)
+        size = self.config.memory.min_access_bytes
+        address -= address % size
+        part, bank, row = self.amap.where(address)
+        return self.dram.serve(part, [(bank, row, size, address)], t)
+
     def cross(self, crossings: list) -> float:
         """Book far loads' data on the link between the L2's halves (L2Slices.cross)."""
         return self.slices.cross(crossings)
@@ -159,5 +189,7 @@ class MemorySystem:
         if self.slices is not None:
             caches.update(self.slices.summary())
         dram = self.dram.summary(cycles)
+        if self.translator is not None:
+            caches.update(self.translator.summary())
         return {**caches, **dram,
                 "achieved_gbps": dram["dram_bytes"] / seconds / 1e9 if seconds else 0.0}

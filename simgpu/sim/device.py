@@ -3,9 +3,15 @@
 device registry as the prefix "sim"."""
 from __future__ import annotations
 
+import mmap
+import sys
+import weakref
+
 import numpy as np
 
-from ..device import ALIGNMENT, Device, DeviceArray, register_device
+from ..device import Device, DeviceArray, register_device
+from ..mem.address_space import AddressSpace
+from ..mem.tlb import TlbState
 from ..report import CopyReport, LaunchReport
 
 
@@ -15,7 +21,12 @@ class SimDevice(Device):
     def __init__(self, config, name: str):
         self.config = config
         self.name = name
-        self._next = ALIGNMENT
+        # Global memory as the driver lays it out: capacity, page-aligned large arrays,
+        # the page tables at the top (simgpu.mem.address_space). Arrays are freed when
+        # the last reference to them goes, as CuPy frees its arrays.
+        self.memory = AddressSpace(config, name)
+        # The TLBs' contents, kept from one launch to the next (simgpu.mem.tlb)
+        self.tlbs = TlbState(config) if config.tlb is not None else None
         # The engine used where a launch names none (lockstep, or warps for random
         # schedules); set it to "timed" or "timed-block" to time whole algorithms.
         self.default_engine: str | None = None
@@ -86,17 +97,34 @@ class SimDevice(Device):
         self.copies.append(CopyReport(direction, nbytes, self.copy_time(nbytes), repr(arr)))
 
     def _allocate(self, host):
-        arr = self._allocate_fresh(host.copy())
+        # The device's memory first: a refused allocation copies nothing (no host memory
+        # is taken for space the device does not have) and records no copy.
+        base = self.memory.allocate(host.nbytes, _describe(host.size, host.dtype, host.shape))
+        try:
+            data = host.copy()
+        except MemoryError:                    # the host's memory, not the device's
+            self.memory.release(base, host.nbytes)
+            raise
+        arr = self._array(data, base)
         self._record_copy("host_to_device", arr, host.nbytes)
         return arr
 
     def _allocate_zeros(self, n, dtype):
-        return self._allocate_fresh(np.zeros(n, dtype=dtype))
+        nbytes = n * np.dtype(dtype).itemsize
+        base = self.memory.allocate(nbytes, _describe(n, dtype, (n,)))
+        try:
+            data = _zeros(n, dtype)
+        except MemoryError:                    # the host's memory, not the device's
+            self.memory.release(base, nbytes)
+            raise
+        return self._array(data, base)
 
-    def _allocate_fresh(self, data):
-        base = self._next
-        self._next += -(-max(data.nbytes, 1) // ALIGNMENT) * ALIGNMENT
-        return DeviceArray(self, data, base)
+    def _array(self, data, base):
+        arr = DeviceArray(self, data, base)
+        weakref.finalize(arr, self.memory.release, base, data.nbytes)
+        if self.tlbs is not None:
+            self.tlbs.mapped(base, data.nbytes)
+        return arr
 
     def _to_host(self, arr):
         self._record_copy("device_to_host", arr, arr.nbytes)
@@ -126,6 +154,33 @@ class SimDevice(Device):
 
     def __repr__(self):
         return f"<SimDevice {self.name}: {self.config.gpu.name}, {self.arch}>"
+
+
+#: Zeroed arrays this large are mapped lazily (see _zeros).
+LAZY_ZEROS_BYTES = 64 << 20
+_MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)      # Linux's value (Python < 3.12)
+
+
+def _zeros(n: int, dtype) -> np.ndarray:
+    """A zeroed host array for a device array of ``n`` elements.  A large one is an
+    anonymous private mapping without swap reservation: the OS gives a page memory only
+    when it is written, so a sparse use of a large device array (a pointer chase over
+    gigabytes) costs the host what it touches, and a footprint larger than the host's
+    memory can still be simulated.  Elsewhere (or if the mapping fails) np.zeros."""
+    dtype = np.dtype(dtype)
+    nbytes = n * dtype.itemsize
+    if nbytes >= LAZY_ZEROS_BYTES and sys.platform.startswith("linux"):
+        try:
+            m = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE)
+        except (OSError, ValueError):
+            pass
+        else:
+            return np.frombuffer(m, dtype=dtype)
+    return np.zeros(n, dtype=dtype)
+
+
+def _describe(n: int, dtype, shape) -> str:
+    return f"an array of {n:,} x {np.dtype(dtype)} (shape {tuple(shape)})"
 
 
 def open_sim_device(spec: str | None) -> SimDevice:

@@ -37,7 +37,8 @@ def run(device, fn, grid, block, scalars, arrays, engine, schedule, seed) -> Lau
         else:
             from .timed import run_timed
             run_timed(device.config, fn, geom, scalars, bindings, sched, counters, traffic, report,
-                      granularity="block" if engine == "timed-block" else "warp", l2=device.l2)
+                      granularity="block" if engine == "timed-block" else "warp", l2=device.l2,
+                      tlbs=getattr(device, "tlbs", None))
     report.warp_instructions = counters.warp_instructions
     report.thread_instructions = counters.thread_instructions
     report.branches = counters.branches

@@ -191,11 +191,11 @@ GRANULARITIES = ("warp", "block")
 
 
 def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: Counters,
-              traffic, report, granularity: str = "warp", l2=None):
+              traffic, report, granularity: str = "warp", l2=None, tlbs=None):
     if granularity not in GRANULARITIES:
         raise ValueError(f"timed granularity must be one of {GRANULARITIES}, not {granularity!r}")
     env = Environment()
-    memory = MemorySystem(config, l2)
+    memory = MemorySystem(config, l2, tlbs)
     sms = [SM(i, config) for i in range(config.gpu.sm_count)]
     resident, limit = blocks_per_sm(config, geom, fn)
     shared_latency = config.issue.shared_memory_latency_cycles
