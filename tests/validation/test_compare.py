@@ -74,3 +74,14 @@ def test_committed_gpu_measurements_cover_the_set():
         assert all(o["equals_numpy"] for o in c["outputs"].values()), c["case"]
         for lc in c["launches"]:
             assert lc["gpu_time_ms"] > 0 and set(C.COUNT_KEYS) <= set(lc["counts"])
+
+
+def test_unrolled_request_counts_known_answer():
+    import numpy as np
+
+    from validation.unroll_counts import spmv_requests
+    # one warp, every lane 5 iterations: IR 5, unrolled 1 (remainder) + 4 (one block)
+    assert spmv_requests(np.full(32, 5)) == (2 + 3 * 5, 2 + 3 * 1 + 12 * 1)
+    # lanes of 1 and 4 iterations: IR 4; unrolled: remainder 1, then one block of four
+    lengths = np.array([1, 4] * 16)
+    assert spmv_requests(lengths) == (2 + 3 * 4, 2 + 3 * 1 + 12 * 1)
