@@ -1,0 +1,319 @@
+"""The race detector of ``launch(..., check="races")``: happens-before on a shadow
+of every array word, vectorized over the lanes of each memory instruction.
+
+Two accesses to one word conflict when they come from different threads and
+at least one writes.  They race unless something orders them:
+
+* the end of the kernel (each launch starts a fresh shadow);
+* ``syncthreads()``, for threads of one block: each thread counts the barriers
+  it passed (its *epoch*); accesses of one block in different epochs are ordered;
+* for lanes of one warp on configs before sm_70 (warps in lockstep): the order
+  of their instructions, so two lanes race only within one instruction;
+* on sm_70 and later (independent thread scheduling): only a ``syncwarp()``
+  that both lanes passed between the two accesses (or a ``syncthreads()``);
+* atomics never race with atomics.
+
+Decisions (documented in docs/race-detector.md):
+
+* one store instruction whose lanes write one word is a write-write race on
+  every config: CUDA says one unspecified lane's write wins;
+* a write-write race where both wrote the same value is reported as *benign*
+  ("same value"), as is a plain read of a word that atomics update (the read
+  sees the value before or after the atomic); benign races are in
+  ``report.races`` but do not raise;
+* a plain write concurrent with an atomic is a race;
+* a race whose two source lines both carry a ``# benign race: why`` comment
+  (one line if both accesses are on it) is reported as benign ("annotated"),
+  as is any race on an array named in ``Checks(allow={name: why})``.
+
+The shadow keeps, per word, its last writer and its last two readers of
+different threads (thread, epoch, time, source line); a time is one tick per
+memory instruction or ``syncwarp()`` of the launch.  Every race involving the
+last writer or those readers is found; a pair involving an older reader that
+two newer readers displaced is not, so each racy word is reported, but not
+every pair on it.  Each report names one example pair of threads per pair of
+source lines and kind, and how many conflicting pairs of lanes it saw.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..lang.errors import KernelRuntimeError, caret_lines
+from .checks import describe_thread, thread_ids
+from .lanes import WARP_SIZE
+
+_NONE = -1
+_ANNOTATION = re.compile(r"#.*?\bbenign race:\s*(.*)$")
+
+
+def _annotation(node) -> str | None:
+    """The reason in a ``# benign race: why`` comment on the node's source line."""
+    m = _ANNOTATION.search(node.loc.source.rstrip())
+    return m.group(1).strip() or "(no reason given)" if m else None
+
+
+class RaceError(KernelRuntimeError):
+    """Conflicting accesses that nothing orders; ``.races`` lists them."""
+
+    def __init__(self, races):
+        self.races = races
+        shown = "\n\n".join(r.format() for r in races[:8])
+        more = f"\n\n... and {len(races) - 8} more" if len(races) > 8 else ""
+        super().__init__(f"{len(races)} data race{'s' if len(races) > 1 else ''} found by "
+                         f"check='races'\n\n{shown}{more}", None,
+                         "order the accesses (syncthreads() within a block, syncwarp() within a "
+                         "warp on sm_70+, a second kernel across blocks) or use atomics; a race "
+                         "you intend can be allowed: check=Checks(races=True, allow={'array': "
+                         "'why'})")
+
+
+@dataclass
+class Access:
+    """One side of a race: what (read/write/atomic), where in the source, by whom."""
+    op: str
+    node: object
+    thread: str
+
+    def format(self) -> str:
+        loc = self.node.loc
+        return (f"  {self.op} by {self.thread} at {os.path.basename(loc.file)}:{loc.line}\n"
+                + caret_lines(loc))
+
+
+@dataclass
+class Race:
+    kind: str                 # "write-read", "read-write", "write-write", "atomic-write", ...
+    space: str                # "global" or "shared"
+    array: str
+    index: int
+    address: int
+    first: Access
+    second: Access
+    why: str                  # what would have ordered them
+    count: int = 1            # conflicting pairs of lanes seen for these two lines
+    benign: str | None = None  # "same value", "read of an atomically updated word", "allowed: ..."
+
+    def format(self) -> str:
+        where = "shared array" if self.space == "shared" else "array"
+        head = (f"data race ({self.kind}) on {where} '{self.array}' index {self.index} "
+                f"(address {self.address:#x})" + (f" [benign: {self.benign}]" if self.benign else ""))
+        return "\n".join([head, self.first.format(), self.second.format(), f"  {self.why}",
+                          f"  {self.count} conflicting pair{'s' if self.count > 1 else ''} of "
+                          "lanes on these two lines"])
+
+
+class Shadow:
+    """Per word of one array: last writer and last two readers (of different threads)."""
+
+    def __init__(self, n: int, dtype):
+        self.slots = {}
+        for s in ("w", "r1", "r2"):
+            self.slots[s] = (np.full(n, _NONE, np.int64), np.zeros(n, np.int32),
+                             np.zeros(n, np.int64), np.zeros(n, np.int32))  # thread, epoch, time, site
+        self.w_atomic = np.zeros(n, dtype=bool)
+        self.w_value = np.zeros(n, dtype=dtype)
+
+
+class RaceDetector:
+    def __init__(self, geom, its: bool, allow: dict):
+        self.geom = geom
+        self.tpb = geom.threads_per_block
+        self.its = its                      # independent thread scheduling (sm_70+)
+        self.allow = allow
+        self.epoch = np.zeros(geom.threads, np.int32)
+        self.time = 0
+        self.pair_sync: dict = {}           # warp -> 32x32: time lanes i, j last passed one syncwarp()
+        self.shadows: dict = {}
+        self.sites: list = []               # (node, op)
+        self.site_of: dict = {}
+        self.races: dict = {}
+
+    # --- barriers ----------------------------------------------------------------
+
+    def syncthreads(self, g, idx):
+        self.epoch[thread_ids(g, idx)] += 1
+
+    def syncwarp(self, g, idx):
+        self.time += 1
+        w, lanes = g.warp[idx], g.lane[idx]
+        for warp in np.unique(w):
+            ln = lanes[w == warp]
+            m = self.pair_sync.get(int(warp))
+            if m is None:
+                m = self.pair_sync[int(warp)] = np.full((WARP_SIZE, WARP_SIZE), -1, np.int64)
+            m[np.ix_(ln, ln)] = self.time
+
+    # --- accesses ------------------------------------------------------------------
+
+    def site(self, node, op) -> int:
+        key = (id(node), op)
+        s = self.site_of.get(key)
+        if s is None:
+            s = self.site_of[key] = len(self.sites)
+            self.sites.append((node, op))
+        return s
+
+    def shadow(self, b) -> tuple:
+        key = (b.space, b.name if b.space == "shared" else b.base)
+        sh = self.shadows.get(key)
+        if sh is None:
+            n = b.size * (self.geom.blocks if b.space == "shared" else 1)
+            sh = self.shadows[key] = Shadow(n, b.data.dtype)
+        return sh
+
+    def access(self, op, node, b, g, idx, flat, value=None):
+        if not idx.size:
+            return
+        self.time += 1
+        thr = thread_ids(g, idx)
+        ep = self.epoch[thr]
+        sh = self.shadow(b)
+        site = self.site(node, op)
+        cur = (thr, ep, site)
+        if op == "read":
+            self.against(sh, "w", b, flat, cur, "read", value)
+            self.add_reader(sh, flat, thr, ep, site)
+            return
+        self.against(sh, "w", b, flat, cur, op, value)
+        self.against(sh, "r1", b, flat, cur, op, value)
+        self.against(sh, "r2", b, flat, cur, op, value)
+        if op == "write":
+            self.same_instruction(b, flat, cur, value)
+        w = sh.slots["w"]
+        w[0][flat], w[1][flat], w[2][flat], w[3][flat] = thr, ep, self.time, site
+        sh.w_atomic[flat] = op == "atomic"
+        if value is not None:
+            sh.w_value[flat] = value
+
+    def add_reader(self, sh, flat, thr, ep, site):
+        r1, r2 = sh.slots["r1"], sh.slots["r2"]
+        move = (r1[0][flat] != thr) & (r1[0][flat] != _NONE)
+        if move.any():
+            f = flat[move]
+            for a, b in zip(r2, r1):
+                a[f] = b[f]
+        r1[0][flat], r1[1][flat], r1[2][flat], r1[3][flat] = thr, ep, self.time, site
+        other = r1[0][flat] != thr          # another thread of this instruction read it too
+        if other.any():
+            f = flat[other]
+            r2[0][f], r2[1][f], r2[2][f], r2[3][f] = thr[other], ep[other], self.time, site
+
+    def against(self, sh, slot, b, flat, cur, op, value):
+        """Races of the current instruction (``cur``: threads, epochs, site) with the
+        access recorded in ``slot`` of the words ``flat``."""
+        thr, ep, site = cur
+        pthr, pep, ptime, psite = sh.slots[slot]
+        prev = pthr[flat]
+        cand = (prev != _NONE) & (prev != thr)
+        if slot == "w" and op == "atomic":
+            cand &= ~sh.w_atomic[flat]               # atomics do not race with atomics
+        if not cand.any():
+            return
+        k = np.flatnonzero(cand)
+        f, p, c = flat[k], prev[k], thr[k]
+        same_block = p // self.tpb == c // self.tpb
+        conc = ~same_block | (pep[f] == ep[k])
+        same_warp = conc & same_block & ((p % self.tpb) // WARP_SIZE == (c % self.tpb) // WARP_SIZE)
+        if same_warp.any():
+            j = np.flatnonzero(same_warp)
+            conc[j[self.ordered_in_warp(p[j], c[j], ptime[f[j]])]] = False
+        if not conc.any():
+            return
+        k, f, p = k[conc], f[conc], p[conc]
+        if slot == "w":
+            prev_ops = np.where(sh.w_atomic[f], 1, 0)
+        else:
+            prev_ops = np.full(len(f), 2)
+        same = np.zeros(len(f), dtype=bool)
+        if op == "write" and slot == "w":
+            same = (sh.w_value[f] == value[k]) & (prev_ops == 0)
+        groups = np.stack([psite[f], prev_ops, same.astype(np.int64)])
+        keys, first, counts = np.unique(groups, axis=1, return_index=True, return_counts=True)
+        for col in range(keys.shape[1]):
+            i = first[col]
+            prev_op = ("write", "atomic", "read")[int(keys[1, col])]
+            benign = None
+            if bool(keys[2, col]):
+                benign = "same value"
+            elif "read" in (prev_op, op) and "atomic" in (prev_op, op):
+                benign = "a plain read of a word that atomics update"
+            self.record(b, int(keys[0, col]), site, prev_op, op, int(p[i]), int(thr[k[i]]),
+                        int(f[i]), int(counts[col]), benign)
+
+    def ordered_in_warp(self, p, c, ptime):
+        """For pairs of lanes of one warp: is the earlier access (at ``ptime``) ordered
+        before the current one?"""
+        if not self.its:                    # lockstep: an earlier instruction is ordered
+            return ptime < self.time
+        out = np.zeros(len(p), dtype=bool)
+        warp = (p // self.tpb) * self.geom.warps_per_block + (p % self.tpb) // WARP_SIZE
+        pl, cl = (p % self.tpb) % WARP_SIZE, (c % self.tpb) % WARP_SIZE
+        for w in np.unique(warp):
+            m = self.pair_sync.get(int(w))
+            if m is not None:
+                sel = warp == w
+                out[sel] = m[pl[sel], cl[sel]] > ptime[sel]
+        return out
+
+    def same_instruction(self, b, flat, cur, value):
+        """Lanes of one store instruction writing one word (one unspecified lane wins)."""
+        thr, _, site = cur
+        order = np.argsort(flat, kind="stable")
+        fs = flat[order]
+        dup = np.flatnonzero(fs[1:] == fs[:-1])
+        if not dup.size:
+            return
+        a, z = order[dup], order[dup + 1]
+        same = value[a] == value[z]
+        for flag in (False, True):
+            sel = np.flatnonzero(same == flag)
+            if sel.size:
+                i = sel[0]
+                self.record(b, site, site, "write", "write", int(thr[a[i]]), int(thr[z[i]]),
+                            int(flat[a[i]]), int(sel.size), "same value" if flag else None,
+                            same_instruction=True)
+
+    # --- reports ---------------------------------------------------------------------
+
+    def record(self, b, psite, site, prev_op, op, pthread, thread, flat, count, benign,
+               same_instruction=False):
+        if benign is None and b.name in self.allow:
+            benign = f"allowed: {self.allow[b.name]}"
+        if benign is None:
+            notes = [_annotation(self.sites[s][0]) for s in (psite, site)]
+            if all(notes):
+                benign = f"annotated: {notes[1]}"
+        key = (b.space, b.name, psite, site, prev_op, op, benign)
+        r = self.races.get(key)
+        if r is not None:
+            r.count += count
+            return
+        index = flat % b.size if b.space == "shared" else flat
+        word = b.data.dtype.itemsize
+        address = index * word + (b.base if b.space == "global" else 0)
+        self.races[key] = Race(
+            f"{prev_op}-{op}", b.space, b.name, int(index), int(address),
+            Access(prev_op, self.sites[psite][0], describe_thread(self.geom, pthread)),
+            Access(op, self.sites[site][0], describe_thread(self.geom, thread)),
+            self.why(pthread, thread, same_instruction), count, benign)
+
+    def why(self, p, c, same_instruction) -> str:
+        if same_instruction:
+            return "in one store instruction: which lane's write lands is unspecified"
+        if p // self.tpb != c // self.tpb:
+            return "different blocks: only the end of the kernel orders them"
+        if (p % self.tpb) // WARP_SIZE != (c % self.tpb) // WARP_SIZE:
+            return "same block, different warps: no syncthreads() between them"
+        return ("same warp: no syncwarp() between them (sm_70+ schedules the lanes of a warp "
+                "independently)")
+
+    def finish(self, report, raise_on_race: bool):
+        races = list(self.races.values())
+        report.races = races
+        bad = [r for r in races if r.benign is None]
+        if bad and raise_on_race:
+            raise RaceError(bad)
