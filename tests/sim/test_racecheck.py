@@ -331,3 +331,18 @@ def test_shared_exchange_races_exactly_when_the_model_says(config, barrier, data
     expect = not barrier and bool(((writer != t) & ((writer // 32 != t // 32) | its)).any())
     assert bool(races) == expect
     assert all(r_.benign is None and r_.array == "s" for r_ in races)
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_the_render_differential_kernels_are_clean(config):
+    """The kernels the CUDA backend is held against the GPU with (tests/cuda): no race,
+    no uninitialized read, not even a benign one."""
+    from ..cuda.test_render import _differential_cases
+    dev = simgpu.get_device(config)
+    names = set()
+    for kern, grid, block, args in _differential_cases():
+        dev_args = [dev.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+        rep = dev.launch(kern, grid, block, *dev_args, check="races,uninit")
+        assert rep.races == [], kern.name
+        names.add(kern.name)
+    assert {"block_sum", "fresh_loads", "warp_intrinsics", "atomics_i32"} <= names
