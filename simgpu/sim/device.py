@@ -128,7 +128,9 @@ class SimDevice(Device):
         the race detector and the uninitialized-read check (docs/race-detector.md).
         """
         from . import launch as sim_launch
+        from .checks import parse_checks
         fn, grid, block, scalars, arrays = self.check_launch(kernel, grid, block, args)
+        check = parse_checks(check)      # a bad check is refused before anything happens
         if engine is None and schedule == "fixed":
             engine = self.default_engine
         if self.cache_control == "all":
