@@ -26,13 +26,14 @@ Decisions (documented in docs/race-detector.md):
   (one line if both accesses are on it) is reported as benign ("annotated"),
   as is any race on an array named in ``Checks(allow={name: why})``.
 
-The shadow keeps, per word, its last writer and its last two readers of
-different threads (thread, epoch, time, source line); a time is one tick per
-memory instruction or ``syncwarp()`` of the launch.  Every race involving the
-last writer or those readers is found; a pair involving an older reader that
-two newer readers displaced is not, so each racy word is reported, but not
-every pair on it.  Each report names one example pair of threads per pair of
-source lines and kind, and how many conflicting pairs of lanes it saw.
+The shadow keeps, per word and per source site (a load, store or atomic of
+the kernel), that site's last two accesses by different threads: thread,
+epoch, time (one tick per memory instruction or ``syncwarp()`` of the launch),
+and a write's value.  So every pair of source lines that races on some word is
+found, except where a site's older accesses to that word were displaced by two
+newer ones of the same site that are both ordered with the other access.  Each report names one example
+pair of threads per pair of source lines and kind, and how many conflicting
+pairs of lanes it saw.
 """
 from __future__ import annotations
 
@@ -106,16 +107,38 @@ class Race:
                           "lanes on these two lines"])
 
 
+class Slot:
+    """Per word of one array, one access recorded for one source site: thread
+    (-1: none), its epoch, the time of the access, and (writes) the value."""
+
+    def __init__(self, n: int, dtype=None):
+        self.thr = np.full(n, _NONE, np.int64)
+        self.ep = np.zeros(n, np.int32)
+        self.time = np.zeros(n, np.int64)
+        self.value = None if dtype is None else np.zeros(n, dtype=dtype)
+
+    def put(self, f, thr, ep, time, value=None):
+        self.thr[f], self.ep[f], self.time[f] = thr, ep, time
+        if value is not None:
+            self.value[f] = value
+
+
 class Shadow:
-    """Per word of one array: last writer and last two readers (of different threads)."""
+    """Per word of one array and per source site: the last two accesses of that site
+    by different threads (writes with their values)."""
 
     def __init__(self, n: int, dtype):
-        self.slots = {}
-        for s in ("w", "r1", "r2"):
-            self.slots[s] = (np.full(n, _NONE, np.int64), np.zeros(n, np.int32),
-                             np.zeros(n, np.int64), np.zeros(n, np.int32))  # thread, epoch, time, site
-        self.w_atomic = np.zeros(n, dtype=bool)
-        self.w_value = np.zeros(n, dtype=dtype)
+        self.n, self.dtype = n, dtype
+        self.writes: dict = {}              # site -> (Slot, Slot), with values
+        self.reads: dict = {}               # site -> (Slot, Slot)
+
+    def slots(self, site, write: bool) -> tuple:
+        table = self.writes if write else self.reads
+        slots = table.get(site)
+        if slots is None:
+            dtype = self.dtype if write else None
+            slots = table[site] = (Slot(self.n, dtype), Slot(self.n, dtype))
+        return slots
 
 
 class RaceDetector:
@@ -157,7 +180,7 @@ class RaceDetector:
             self.sites.append((node, op))
         return s
 
-    def shadow(self, b) -> tuple:
+    def shadow(self, b) -> Shadow:
         key = (b.space, b.name if b.space == "shared" else b.base)
         sh = self.shadows.get(key)
         if sh is None:
@@ -174,75 +197,70 @@ class RaceDetector:
         sh = self.shadow(b)
         site = self.site(node, op)
         cur = (thr, ep, site)
+        for psite, pair in sh.writes.items():
+            prev_op = self.sites[psite][1]
+            if not (op == "atomic" and prev_op == "atomic"):     # atomics never race
+                for slot in pair:
+                    self.against(slot, psite, prev_op, b, flat, cur, op, value)
         if op == "read":
-            self.against(sh, "w", b, flat, cur, "read", value)
-            self.add_reader(sh, flat, thr, ep, site)
+            self.remember(sh.slots(site, False), flat, thr, ep)
             return
-        self.against(sh, "w", b, flat, cur, op, value)
-        self.against(sh, "r1", b, flat, cur, op, value)
-        self.against(sh, "r2", b, flat, cur, op, value)
+        for psite, pair in sh.reads.items():
+            for slot in pair:
+                self.against(slot, psite, "read", b, flat, cur, op, value)
         if op == "write":
             self.same_instruction(b, flat, cur, value)
-        w = sh.slots["w"]
-        w[0][flat], w[1][flat], w[2][flat], w[3][flat] = thr, ep, self.time, site
-        sh.w_atomic[flat] = op == "atomic"
-        if value is not None:
-            sh.w_value[flat] = value
+        self.remember(sh.slots(site, True), flat, thr, ep, value)
 
-    def add_reader(self, sh, flat, thr, ep, site):
-        r1, r2 = sh.slots["r1"], sh.slots["r2"]
-        move = (r1[0][flat] != thr) & (r1[0][flat] != _NONE)
+    def remember(self, slots, flat, thr, ep, value=None):
+        """Record this instruction in a site's two slots: the newest access in the
+        first, the newest one by another thread in the second."""
+        s1, s2 = slots
+        old = s1.thr[flat]
+        move = (old != thr) & (old != _NONE)
         if move.any():
             f = flat[move]
-            for a, b in zip(r2, r1):
-                a[f] = b[f]
-        r1[0][flat], r1[1][flat], r1[2][flat], r1[3][flat] = thr, ep, self.time, site
-        other = r1[0][flat] != thr          # another thread of this instruction read it too
+            s2.put(f, s1.thr[f], s1.ep[f], s1.time[f], None if s1.value is None else s1.value[f])
+        s1.put(flat, thr, ep, self.time, value)
+        other = s1.thr[flat] != thr         # another thread of this instruction took it too
         if other.any():
-            f = flat[other]
-            r2[0][f], r2[1][f], r2[2][f], r2[3][f] = thr[other], ep[other], self.time, site
+            s2.put(flat[other], thr[other], ep[other], self.time,
+                   None if value is None else value[other])
 
-    def against(self, sh, slot, b, flat, cur, op, value):
+    def against(self, slot, psite, prev_op, b, flat, cur, op, value):
         """Races of the current instruction (``cur``: threads, epochs, site) with the
-        access recorded in ``slot`` of the words ``flat``."""
+        access of site ``psite`` that ``slot`` recorded for the words ``flat``."""
         thr, ep, site = cur
-        pthr, pep, ptime, psite = sh.slots[slot]
-        prev = pthr[flat]
+        prev = slot.thr[flat]
         cand = (prev != _NONE) & (prev != thr)
-        if slot == "w" and op == "atomic":
-            cand &= ~sh.w_atomic[flat]               # atomics do not race with atomics
         if not cand.any():
             return
         k = np.flatnonzero(cand)
         f, p, c = flat[k], prev[k], thr[k]
         same_block = p // self.tpb == c // self.tpb
-        conc = ~same_block | (pep[f] == ep[k])
+        conc = ~same_block | (slot.ep[f] == ep[k])
         same_warp = conc & same_block & ((p % self.tpb) // WARP_SIZE == (c % self.tpb) // WARP_SIZE)
         if same_warp.any():
             j = np.flatnonzero(same_warp)
-            conc[j[self.ordered_in_warp(p[j], c[j], ptime[f[j]])]] = False
+            conc[j[self.ordered_in_warp(p[j], c[j], slot.time[f[j]])]] = False
         if not conc.any():
             return
         k, f, p = k[conc], f[conc], p[conc]
-        if slot == "w":
-            prev_ops = np.where(sh.w_atomic[f], 1, 0)
-        else:
-            prev_ops = np.full(len(f), 2)
         same = np.zeros(len(f), dtype=bool)
-        if op == "write" and slot == "w":
-            same = (sh.w_value[f] == value[k]) & (prev_ops == 0)
-        groups = np.stack([psite[f], prev_ops, same.astype(np.int64)])
-        keys, first, counts = np.unique(groups, axis=1, return_index=True, return_counts=True)
-        for col in range(keys.shape[1]):
-            i = first[col]
-            prev_op = ("write", "atomic", "read")[int(keys[1, col])]
+        if op == "write" and prev_op == "write":
+            same = slot.value[f] == value[k]
+        for flag in (False, True):
+            sel = np.flatnonzero(same == flag)
+            if not sel.size:
+                continue
+            i = sel[0]
             benign = None
-            if bool(keys[2, col]):
+            if flag:
                 benign = "same value"
             elif "read" in (prev_op, op) and "atomic" in (prev_op, op):
                 benign = "a plain read of a word that atomics update"
-            self.record(b, int(keys[0, col]), site, prev_op, op, int(p[i]), int(thr[k[i]]),
-                        int(f[i]), int(counts[col]), benign)
+            self.record(b, psite, site, prev_op, op, int(p[i]), int(thr[k[i]]), int(f[i]),
+                        int(sel.size), benign)
 
     def ordered_in_warp(self, p, c, ptime):
         """For pairs of lanes of one warp: is the earlier access (at ``ptime``) ordered

@@ -346,3 +346,25 @@ def test_the_render_differential_kernels_are_clean(config):
         assert rep.races == [], kern.name
         names.add(kern.name)
     assert {"block_sum", "fresh_loads", "warp_intrinsics", "atomics_i32"} <= names
+
+
+@kernel
+def two_reads_one_write(a: Array[i32], out: Array[i32]):
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    x = a[0]
+    y = a[0] + 1
+    if i == 0:
+        a[0] = x + y
+    out[i] = x + y
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_every_pair_of_racing_lines_is_reported(engine):
+    """Both reads race with the write: each line pair is reported, though the second
+    read's lanes came later than the first's."""
+    dev = simgpu.get_device("sim:gtx260")
+    races = races_of(dev, two_reads_one_write, 2, 64, dev.zeros(1, np.int32),
+                     dev.zeros(128, np.int32), engine=engine)
+    pairs = {tuple(sorted(source(r))) for r in races}
+    assert pairs == {("a[0] = x + y", "x = a[0]"), ("a[0] = x + y", "y = a[0] + 1")}
+    assert all(r.benign is None for r in races)
