@@ -100,7 +100,7 @@ class LaunchReport:
             lines.append(f"time {self.time_ms:.6f} ms" + (f"  ({self.cycles} cycles)" if self.cycles else ""))
         if not self.counted:
             lines.append("counts: not measured on the GPU itself "
-                         "(python -m cuda_backend.validate reads them with Nsight Compute)")
+                         "(python -m simgpu_apps.gpu_tools.validate reads them with Nsight Compute)")
             return "\n".join(lines)
         lines.append(f"warp instructions {self.warp_instructions:,}   branches {self.branches:,}   "
                      f"divergent {self.divergent_branches:,}")

@@ -97,7 +97,7 @@ examples:
 
 
 def cmd_coalesce(args):
-    from simgpu.mem.explain import access_pattern, explain, plot
+    from simgpu.mem.explain import access_pattern, compare, explain, plot
     from simgpu.mem.explain_steps import steps
     dev = _sim_device(args.device)
     if args.example:
@@ -123,7 +123,8 @@ def cmd_coalesce(args):
         print(json.dumps(out))
         return
     if len(archs) > 1:
-        print(compare_archs(addr, word_size, archs, stride, offset))
+        print(compare(addr, word_size, archs,
+                      f"stride {stride}, offset {offset}, {word_size}-byte words, {len(addr)} lanes"))
         print()
     for arch in archs:
         title = f"stride {stride}, offset {offset}, {word_size}-byte words, {arch}"
@@ -138,24 +139,6 @@ def cmd_coalesce(args):
             path = args.plot if len(archs) == 1 else args.plot.replace(".png", f"_{arch}.png")
             plot(addr, word_size, arch, path, f"stride {stride}, offset {offset}, {arch}")
             print(f"picture written to {path}")
-
-
-def compare_archs(addr, word_size, archs, stride, offset) -> str:
-    """One access pattern under several architectures' rules, a row each."""
-    from simgpu.mem.coalesce import transactions
-    from simgpu.mem.explain import wanted_bytes
-    wanted, _ = wanted_bytes(addr, [True] * len(addr), word_size)
-    lines = [f"stride {stride}, offset {offset}, {word_size}-byte words, {len(addr)} lanes: "
-             f"{wanted} bytes wanted",
-             f"{'arch':8}{'rule':40}{'transactions':>13}{'bytes moved':>13}{'efficiency':>12}"]
-    for arch in archs:
-        t = transactions(addr, word_size, arch)
-        moved = sum(s for _, s in t)
-        cc = int(arch[3:])
-        rule = ("CC 1.0/1.1: half-warps, all or nothing" if cc < 12 else
-                "CC 1.2/1.3: half-warps, segments" if cc < 20 else "CC 2.0+: warp, 32 B sectors")
-        lines.append(f"{arch:8}{rule:40}{len(t):>13}{moved:>13}{wanted / moved:>12.0%}")
-    return "\n".join(lines)
 
 
 def _times(a: float, b: float) -> str:
@@ -426,12 +409,12 @@ def cmd_show_cuda(args):
 
 def add_validate(sub):
     sub.add_parser("validate", help="hold the simulator against a real GPU (needs CuPy, ncu)",
-                   add_help=False, description="Runs python -m cuda_backend.validate; "
+                   add_help=False, description="Runs python -m simgpu_apps.gpu_tools.validate; "
                    "see its --help.")
 
 
 def cmd_validate(args):
-    from cuda_backend.validate import main as validate_main
+    from simgpu_apps.gpu_tools.validate import main as validate_main
     validate_main(args.rest)
 
 

@@ -45,7 +45,7 @@ class AtomicUnit:
         same_address_serialization_cycles, however many lanes of the warp hit it: on
         the H100 one counter takes one warp request per 1.45 cycles whether it has 1
         or 32 lanes, and 2^20 counters (4 sectors a request, all slices busy) about
-        4 x 1.45 cycles per request and slice (calibrate.py, docs/results/
+        4 x 1.45 cycles per request and slice (calibrate.py, docs/calibration/
         calibration-h100.md). At least the slice's bandwidth time for 32 bytes.
 
         A sector not in the L2 is read from DRAM first (the atomic needs its old value),

@@ -64,6 +64,22 @@ def wanted_bytes(addresses, active, word_size: int) -> tuple[int, int]:
     return distinct * word_size, int(a.size - distinct)
 
 
+def compare(addresses, word_size: int, archs, title: str = "") -> str:
+    """One warp's pattern under several architectures' rules: a row per arch."""
+    addresses = np.asarray(addresses, dtype=np.int64)
+    wanted, _ = wanted_bytes(addresses, np.ones(len(addresses), bool), word_size)
+    lines = [f"{title + ': ' if title else ''}{wanted} bytes wanted",
+             f"{'arch':8}{'rule':40}{'transactions':>13}{'bytes moved':>13}{'efficiency':>12}"]
+    for arch in archs:
+        t = transactions(addresses, word_size, arch)
+        moved = sum(s for _, s in t)
+        cc = parse_arch(arch)
+        rule = ("CC 1.0/1.1: half-warps, all or nothing" if cc < 12 else
+                "CC 1.2/1.3: half-warps, segments" if cc < 20 else "CC 2.0+: warp, 32 B sectors")
+        lines.append(f"{arch:8}{rule:40}{len(t):>13}{moved:>13}{wanted / moved:>12.0%}")
+    return "\n".join(lines)
+
+
 def _rows(addresses, mask, word_size, txns, max_rows: int = 12):
     wanted: dict = {}
     for lane in np.flatnonzero(mask):

@@ -56,7 +56,7 @@ class L2Slices:
         self.split = len(self.l2.halves) > 1
         # SM i sits beside the half given by the parity of i's bits: 66 and 66 SMs on
         # the H100, as measured, in a pattern that (like the GPU's own irregular one,
-        # benchmarks/l2_halves.py) does not line up with the round robin that hands
+        # calibration/l2_halves.py) does not line up with the round robin that hands
         # out blocks and the modulo that spreads addresses over partitions; a regular
         # one ((i >> 1) & 1) sent a streaming kernel's loads to half the slices.
         self.sm_half = [bin(i).count("1") & 1 for i in range(config.gpu.sm_count)]
@@ -64,7 +64,7 @@ class L2Slices:
         # The link each way between the halves (l2_fabric_bandwidth_gbps), by the half
         # it goes to: the data of the stores that SMs beside one half send to sectors
         # homed in the other, and of the other half's SMs' far loads, share it
-        # (benchmarks/l2_fabric.py), first come, first served. A store's data reach
+        # (calibration/l2_fabric.py), first come, first served. A store's data reach
         # it when the store is issued; a far load's when they are back from the far
         # slice or DRAM, later: those are left in ``crossings`` for the engine, which
         # books them (:meth:`cross`) when the simulation reaches that time.

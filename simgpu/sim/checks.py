@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..lang.errors import KernelRuntimeError
+from .racecheck import RaceDetector, describe_thread, thread_ids
 
 CHECKS = ("races", "uninit")
 
@@ -68,18 +69,6 @@ def parse_checks(check) -> Checks | None:
         raise ValueError(f"unknown check {bad[0]!r}: the simulator checks {', '.join(CHECKS)} "
                          "(e.g. check='races,uninit')")
     return Checks(races="races" in names, uninit="uninit" in names)
-
-
-def thread_ids(g, idx) -> np.ndarray:
-    """Launch-wide thread numbers (block * threads_per_block + thread) of lanes ``idx``."""
-    return g.block_lin[idx] * g.geom.threads_per_block + g.tid[idx]
-
-
-def describe_thread(geom, thread: int) -> str:
-    tpb = geom.threads_per_block
-    b = tuple(int(v) for v in geom.block_index(thread // tpb))
-    t = tuple(int(v) for v in geom.thread_index(thread % tpb))
-    return f"block {b}, thread {t}"
 
 
 def forget_unset(arrays: dict) -> None:
@@ -146,7 +135,6 @@ class LaunchChecker:
     and barrier (``Executor.check``)."""
 
     def __init__(self, checks: Checks, geom, arrays: dict, its: bool):
-        from .racecheck import RaceDetector
         self.checks = checks
         self.geom = geom
         self.uninit = Uninit(geom, arrays) if checks.uninit else None

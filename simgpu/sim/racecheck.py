@@ -44,7 +44,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..lang.errors import KernelRuntimeError, caret_lines
-from .checks import describe_thread, thread_ids
 from .lanes import WARP_SIZE
 
 _NONE = -1
@@ -55,6 +54,18 @@ def _annotation(node) -> str | None:
     """The reason in a ``# benign race: why`` comment on the node's source line."""
     m = _ANNOTATION.search(node.loc.source.rstrip())
     return m.group(1).strip() or "(no reason given)" if m else None
+
+
+def thread_ids(g, idx) -> np.ndarray:
+    """Launch-wide thread numbers (block * threads_per_block + thread) of lanes ``idx``."""
+    return g.block_lin[idx] * g.geom.threads_per_block + g.tid[idx]
+
+
+def describe_thread(geom, thread: int) -> str:
+    tpb = geom.threads_per_block
+    b = tuple(int(v) for v in geom.block_index(thread // tpb))
+    t = tuple(int(v) for v in geom.thread_index(thread % tpb))
+    return f"block {b}, thread {t}"
 
 
 class RaceError(KernelRuntimeError):

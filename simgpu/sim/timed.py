@@ -237,9 +237,9 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
         return at, back
 
     # A warp's first global load costs it warp_first_load_ns more than its later ones,
-    # in every wave of blocks (benchmarks/first_access.py), before the memory system
+    # in every wave of blocks (calibration/first_access.py), before the memory system
     # sees it: a cold kernel's first data come back later than an at-once issue allows
-    # (benchmarks/dram_ramp.py), and a wait added after the data would not delay a
+    # (calibration/dram_ramp.py), and a wait added after the data would not delay a
     # bandwidth-bound kernel, as the GPU's first loads do.
     first_load = (config.issue.warp_first_load_ns or 0.0) * config.gpu.core_clock_mhz / 1e3
 

@@ -448,7 +448,7 @@ def _half_sms(ms):
 
 
 def test_split_l2_far_hits_cost_the_far_latency_and_leave_a_near_copy():
-    """The H100's L2 is two halves (benchmarks/l2_halves.py): a sector homed in one
+    """The H100's L2 is two halves (calibration/l2_halves.py): a sector homed in one
     half, read by an SM beside the other, is a far hit (l2_far_latency_cycles more)
     the first time and a near hit once the copy is there; both halves then hold it."""
     ms = memory()
@@ -492,7 +492,7 @@ def test_split_l2_halves_each_hold_half_and_a_dram_miss_through_the_far_half_cos
 
 
 def test_split_l2_link_each_way_is_shared_by_stores_and_far_loads(tmp_path):
-    """benchmarks/l2_fabric.py: the data of one half's SMs' far loads and of the other
+    """calibration/l2_fabric.py: the data of one half's SMs' far loads and of the other
     half's stores homed beside them cross the same link, at l2_fabric_bandwidth_gbps;
     the link the other way is another. A store's data are on it when it is issued; a
     far load's are left for the engine to book (MemorySystem.cross) once they are back."""
@@ -534,7 +534,7 @@ def test_a_far_miss_crosses_the_link_behind_what_reached_it_first():
     """First come, first served: a far load's data reach the link when they are back
     from DRAM, so the stores issued after the load but before that wait ahead of them
     (the H100's cold copy: its far loads 227-385 ns slower than its near ones, 109-124
-    in a read; docs/results/l2-chunks-h100.md)."""
+    in a read; docs/calibration/l2-chunks-h100.md)."""
     ms = memory()
     sm0, sm1 = _half_sms(ms)
     done = ms.access("load", [256], [32], 0.0, sm=sm0)         # DRAM, through half 1
@@ -600,7 +600,7 @@ def test_a_misss_data_leaves_its_slice_as_a_hits_does():
     """A load miss's sector goes out to the SM through the near slice's load and combined
     budgets, like a hit's: on an idle slice the DRAM sets the time, behind a busy one the
     slice does (the H100's cold 8 MiB copy, whose fills, stores and read-outs keep its
-    slices busier than its DRAM: docs/results/dram-ramp-h100.md)."""
+    slices busier than its DRAM: docs/calibration/dram-ramp-h100.md)."""
     dram = dram_load_cycles(simgpu.get_device("sim:h100"))
     ms = memory()
     sm0, _ = _half_sms(ms)
@@ -667,7 +667,7 @@ def test_an_atomic_on_a_sector_not_in_the_l2_waits_for_it_from_dram():
 
 def test_a_warps_first_global_load_reaches_memory_warp_first_load_ns_late(tmp_path, monkeypatch):
     """A warp's first global load is issued warp_first_load_ns late (the H100's cost some
-    70 ns, in every wave: benchmarks/first_access.py), before the memory system sees it;
+    70 ns, in every wave: calibration/first_access.py), before the memory system sees it;
     the loads after it come that much later too, but cost no more; a kernel that only
     stores pays nothing."""
     from simgpu.mem.memory_system import MemorySystem
