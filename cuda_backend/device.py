@@ -15,6 +15,7 @@ import numpy as np
 from simgpu.device import Device, DeviceArray, register_device
 from simgpu.ir.types import ArrayType
 from simgpu.report import LaunchReport
+from simgpu.lang.errors import LaunchError
 
 
 # Host arrays at least this large are page-locked (registered with the driver) for
@@ -181,8 +182,12 @@ class CudaDevice(Device):
         ``synchronize()``, or this launch with ``sync=True``.
 
         Options meant for the simulator (``engine``, ``schedule``, ``seed``)
-        are accepted and ignored, so algorithm code runs unchanged here.
+        are accepted and ignored, so algorithm code runs unchanged here; a
+        ``check`` is refused (the GPU runs none: compute-sanitizer does).
         """
+        if options.get("check"):
+            raise LaunchError(f"check={options['check']!r} runs on the simulator only (sim:...); "
+                              "on the GPU use compute-sanitizer --tool racecheck / initcheck")
         fn, grid, block, scalars, arrays = self.check_launch(kernel, grid, block, args)
         func = self.function(kernel)
         argv = []

@@ -19,8 +19,10 @@ places where C differs from the kernel language get small helper functions
 - ``abs(INT_MIN)`` stays INT_MIN (two's complement), via ``abs_i32``;
 - float ``*`` is ``__fmul_rn``/``__dmul_rn``: nvcc would otherwise contract
   ``a * b + c`` into one fused multiply-add, rounding differently from numpy;
-- locals are zero-initialized and shared arrays zero-filled, as the simulator
-  defines them.
+- locals are zero-initialized, as the simulator defines them; shared arrays
+  are declared only (undefined at block start, as CUDA has them: a kernel that
+  needs zeros stores them, and the simulator's check="uninit" finds one that
+  does not).
 
 Every statement is preceded by a ``// file.py:LINE: source`` comment; the nvcc
 wrapper (``cuda_backend.nvcc``) maps compiler errors back through them.
@@ -442,21 +444,12 @@ class CudaRenderer:
         return f"{p.type.c_name} {self.names[p.name]}"
 
     def shared_arrays(self, fn, taken):
+        # Declared only: CUDA leaves shared memory undefined at block start, and the
+        # kernel runs exactly as written (no hidden zero-fill, no extra barrier); a
+        # kernel that needs zeros stores them itself.  The simulator's check="uninit"
+        # finds a read of a word nothing wrote.
         for name, t in fn.shared:
             self.line(f"__shared__ {t.elem.c_name} {self.names[name]}[{t.size}];")
-        # The simulator defines shared memory as zero-filled at block start; CUDA
-        # leaves it undefined, so the block clears it cooperatively first.
-        i = c_identifier("_fill", taken)
-        top = max(t.size for _, t in fn.shared)
-        self.line("// shared memory starts zeroed in the simulator: clear it, then wait for all")
-        self.line(f"for (int32_t {i} = (int32_t)(threadIdx.x + blockDim.x * (threadIdx.y + "
-                  f"blockDim.y * threadIdx.z)); {i} < {top}; "
-                  f"{i} += (int32_t)(blockDim.x * blockDim.y * blockDim.z)) {{")
-        for name, t in fn.shared:
-            guard = f"if ({i} < {t.size}) " if t.size < top else ""
-            self.line(f"{self.INDENT}{guard}{self.names[name]}[{i}] = {c_literal(0, t.elem)};")
-        self.line("}")
-        self.line("__syncthreads();")
 
     # --- statements ---------------------------------------------------------
 

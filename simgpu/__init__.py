@@ -7,7 +7,10 @@ memory access, or on a real one (``cuda``) through the CUDA backend.
 from .device import DEFAULT_DEVICE, Device, DeviceArray, DeviceMemoryError, get_device, register_device
 from .sim.device import SimDevice   # the simulator registers the "sim" device
 from .report import AccessCounts, LaunchReport
+from .sim.checks import Checks, UninitializedRead   # launch(..., check=...)
+from .sim.racecheck import RaceError
 
 __version__ = "0.1.0"
 __all__ = ["get_device", "Device", "DeviceArray", "SimDevice", "LaunchReport", "AccessCounts",
-           "DEFAULT_DEVICE", "register_device", "DeviceMemoryError"]
+           "DEFAULT_DEVICE", "register_device", "DeviceMemoryError",
+           "Checks", "RaceError", "UninitializedRead"]

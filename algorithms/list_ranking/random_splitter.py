@@ -133,7 +133,7 @@ def rs2_choose_64(word: Array[u64], sp_node: Array[i32], spw: Array[u64], kiss: 
         else:
             s = given[k - p]
         sp_node[k] = s
-        word[s] = (u64(SPLIT_HIGH | k) << 32) | (word[s] & LOW)    # keeps s's successor
+        word[s] = (u64(SPLIT_HIGH | k) << 32) | (word[s] & LOW)    # keeps s's successor; benign race: one of two picks wins (RS3)
 
 
 @kernel
@@ -149,7 +149,7 @@ def rs2_choose_48(owner: Array[u16], lrank: Array[i32], sp_node: Array[i32], spw
         else:
             s = given[k - p]
         sp_node[k] = s
-        owner[s] = u16(k)
+        owner[s] = u16(k)  # benign race: one of two picks wins (RS3)
         lrank[s] = 0
 
 
@@ -303,7 +303,7 @@ def rs2_choose_64p(word: Array[u64], sp_node: Array[i32], spw: Array[u64], kiss:
         else:
             s = given[k - p]
         sp_node[k] = s
-        word[s] = u64(SPLIT_HIGH | k) << 32      # owner slot k, local rank 0
+        word[s] = u64(SPLIT_HIGH | k) << 32      # owner slot k, local rank 0; benign race: one of two picks wins (RS3)
 
 
 @kernel

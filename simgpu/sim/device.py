@@ -126,16 +126,25 @@ class SimDevice(Device):
             self.tlbs.mapped(base, data.nbytes)
         return arr
 
+    def empty(self, n, dtype):
+        """Zeros, as every simulator array starts; under ``check="uninit"`` a read of a
+        word nothing wrote yet is an error (``_unset``: True until a checked launch
+        tracks its words)."""
+        arr = self.zeros(n, dtype)
+        arr._unset = True
+        return arr
+
     def _to_host(self, arr):
         self._record_copy("device_to_host", arr, arr.nbytes)
         return arr._data.copy()
 
     def _copy_from(self, arr, host):
         arr._data[...] = host
+        arr._unset = None                  # every word written by the host
         self._record_copy("host_to_device", arr, arr.nbytes)
 
     def launch(self, kernel, grid, block, *args, engine: str | None = None,
-               schedule: str = "fixed", seed: int = 0) -> LaunchReport:
+               schedule: str = "fixed", seed: int = 0, check=None) -> LaunchReport:
         """Run ``kernel`` on the simulator.
 
         ``engine``: "lockstep" (default for the fixed schedule), "warps"
@@ -143,14 +152,19 @@ class SimDevice(Device):
         (simulated time, every warp a process) or "timed-block" (simulated
         time, each block's warps in lockstep: faster).
         ``schedule``: "fixed" or "random" (with ``seed``).
+        ``check``: "races", "uninit", "races,uninit" or a ``Checks`` (simgpu.sim.checks):
+        the race detector and the uninitialized-read check (docs/race-detector.md).
         """
         from . import launch as sim_launch
+        from .checks import parse_checks
         fn, grid, block, scalars, arrays = self.check_launch(kernel, grid, block, args)
+        check = parse_checks(check)      # a bad check is refused before anything happens
         if engine is None and schedule == "fixed":
             engine = self.default_engine
         if self.cache_control == "all":
             self.flush_caches()
-        return sim_launch.run(self, fn, grid, block, scalars, arrays, engine, schedule, seed)
+        return sim_launch.run(self, fn, grid, block, scalars, arrays, engine, schedule, seed,
+                              check)
 
     def __repr__(self):
         return f"<SimDevice {self.name}: {self.config.gpu.name}, {self.arch}>"

@@ -85,6 +85,10 @@ class Executor:
         self.temp_ready = 0.0         # latest pending value of the statement so far
         self.ret_ready = 0.0          # latest pending value a device function returns
         self.clock = None             # the timed engine's environment (its .now)
+        # check="races"/"uninit" (simgpu.sim.checks): the launch's checker rides with the
+        # schedule, which every engine hands to every executor; None costs one test per
+        # memory instruction.
+        self.check = schedule.check
         # Dispatch tables of plain functions, built once per class (an executor is
         # made per warp by the per-warp engines).
         cls = type(self)
@@ -228,6 +232,8 @@ class Executor:
         self.issue(idx, s)
         b = self.binding(s.array)
         pos = self.element(s, b, index, idx)
+        if self.check is not None:
+            self.check.store(self, s, b, idx, pos, value)
         order = self.schedule.order(len(pos))
         if order is None:
             b.data[pos] = value       # numpy assigns in order: the highest lane wins
@@ -351,6 +357,8 @@ class Executor:
             waiting[idx] = True
             missing = np.flatnonzero(np.isin(g.block_row, bad_rows) & ~waiting & ~g.exited)
             raise self.divergent_barrier(s, missing)
+        if self.check is not None:
+            self.check.syncthreads(g, idx)
         if not self.lockstep:
             yield Barrier(s, idx)
         elif self.clock is not None:     # a timed block: it waits for its stores
@@ -460,6 +468,8 @@ class Executor:
         self.issue(idx, e)
         b = self.binding(e.array)
         pos = self.element(e, b, index, idx)
+        if self.check is not None:
+            self.check.load(self, e, b, idx, pos)
         values = b.data[pos]
         acc = self.access("load", e, b, idx, index, pos)
         yield acc
@@ -479,6 +489,8 @@ class Executor:
         self.issue(idx, e)
         b = self.binding(e.array)
         pos = self.element(e, b, index, idx)
+        if self.check is not None:
+            self.check.atomic(self, e, b, idx, pos)
         order = self.schedule.order(len(pos))
         if order is None:
             order = np.arange(len(pos))
@@ -506,6 +518,8 @@ class Executor:
         mask = yield from self.eval(s.mask, idx)
         self.issue(idx, s)
         warp.syncwarp(self, s, idx, mask)
+        if self.check is not None:
+            self.check.syncwarp(self.group, idx)
         return idx
 
     def eval_Call(self, e, idx):

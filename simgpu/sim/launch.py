@@ -6,6 +6,7 @@ import numpy as np
 from ..report import LaunchReport
 from .engines import run_lockstep, run_warps
 from .interpreter import ArrayBinding, Counters
+from .checks import LaunchChecker, forget_unset, parse_checks
 from .counters import TrafficCounter
 from .lanes import Geometry
 from .schedule import Schedule
@@ -16,13 +17,21 @@ from .schedule import Schedule
 ENGINES = ("lockstep", "warps", "timed", "timed-block")
 
 
-def run(device, fn, grid, block, scalars, arrays, engine, schedule, seed) -> LaunchReport:
+def run(device, fn, grid, block, scalars, arrays, engine, schedule, seed,
+        check=None) -> LaunchReport:
+    checks = parse_checks(check)
     sched = Schedule(schedule, seed)
     if engine is None:
         engine = "warps" if sched.is_random else "lockstep"
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
     geom = Geometry(grid, block)
+    checker = None
+    if checks is not None:
+        its = device.config.gpu.arch_number >= 70      # independent thread scheduling
+        checker = sched.check = LaunchChecker(checks, geom, arrays, its)
+    if checks is None or not checks.uninit:
+        forget_unset(arrays)
     bindings = {name: ArrayBinding(name, a._data, a.base, "global", a.size)
                 for name, a in arrays.items()}
     counters = Counters()
@@ -45,6 +54,9 @@ def run(device, fn, grid, block, scalars, arrays, engine, schedule, seed) -> Lau
     report.divergent_branches = counters.divergent_branches
     report.loads, report.stores, report.atomics = (traffic.totals[k] for k in ("load", "store", "atomic"))
     report.shared_loads, report.shared_stores = traffic.shared["load"], traffic.shared["store"]
+    report.shared_atomics = traffic.shared["atomic"]
     report.by_line = traffic.by_line
     report.samples = traffic.samples
+    if checker is not None:
+        checker.finish(report)          # report.races; raises RaceError for real races
     return report

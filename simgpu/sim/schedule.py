@@ -20,6 +20,7 @@ class Schedule:
         self.kind = kind
         self.seed = seed
         self.rng = np.random.default_rng(seed)
+        self.check = None        # the launch's LaunchChecker (simgpu.sim.checks), if any
 
     @property
     def is_random(self) -> bool:
