@@ -14,7 +14,7 @@ import textwrap
 
 from ..ir import nodes as ir
 from ..ir.fresh import mark_fresh_loads
-from ..ir.ops import (ATOMIC_TYPES, INT_ONLY, PY_BINARY, PY_COMPARE, PY_UNARY,
+from ..ir.ops import (ATOMIC_TYPES, INT_ONLY, PY_BINARY, PY_COMPARE, PY_LOGICAL, PY_UNARY,
                       AtomicOp, BinaryOp, CompareOp, LogicalOp, UnaryOp)
 from ..ir.types import (SCALAR_TYPES, ArrayType, ScalarType, boolean, common_type,
                         converts_safely, f64, i32, i64, promote, u64)
@@ -489,7 +489,7 @@ class FunctionBuilder(ast.NodeVisitor):
         return ir.Unary(type=t, loc=loc, op=op, operand=cast(operand, t, loc))
 
     def visit_BoolOp(self, node):
-        op = LogicalOp.AND if isinstance(node.op, ast.And) else LogicalOp.OR
+        op = PY_LOGICAL[type(node.op)]
         values = [truth(self.expr(v), self.loc(v)) for v in node.values]
         result = values[0]
         for v in values[1:]:
@@ -539,27 +539,9 @@ class FunctionBuilder(ast.NodeVisitor):
             t = SCALAR_TYPES.get(fname) or target
             self.nargs(node, 1)
             return cast(self.expr(node.args[0]), t, loc)
-        if fname in ("min", "max"):
-            if len(node.args) < 2:
-                raise self.syntax_error(node, f"{fname}() takes two or more arguments")
-            op = BinaryOp.MIN if fname == "min" else BinaryOp.MAX
-            result = self.expr(node.args[0])
-            for a in node.args[1:]:
-                result = self.binary(node, op, result, self.expr(a))
-            return result
-        if fname == "abs":
-            self.nargs(node, 1)
-            operand = self.expr(node.args[0])
-            t = promote(operand.type)
-            return ir.Unary(type=t, loc=loc, op=UnaryOp.ABS, operand=cast(operand, t, loc))
-        if fname in ATOMICS:
-            return self.atomic(node, ATOMICS[fname])
-        if fname == "syncthreads":
-            raise self.syntax_error(node, "syncthreads() is a statement on its own line")
-        if fname in WARP_INTRINSICS:
-            return warp_call(self, node, fname)
-        if fname == "shared_array":
-            raise self.syntax_error(node, "write 'name = shared_array(T, size)' at the top of the kernel")
+        intrinsic = INTRINSICS.get(fname)
+        if intrinsic is not None:
+            return intrinsic(self, node, fname)
         ir_of = getattr(target, "__simgpu_device_function__", None)
         if ir_of is not None:
             return self.device_call(node, target, statement)
@@ -576,7 +558,8 @@ class FunctionBuilder(ast.NodeVisitor):
             raise self.syntax_error(node, f"{node.func.id}() takes {n} argument(s), "
                                           f"{len(node.args)} given")
 
-    def atomic(self, node, op):
+    def atomic(self, node, fname):
+        op = ATOMICS[fname]
         loc = self.loc(node)
         self.nargs(node, 4 if op is AtomicOp.CAS else 3)
         arr = self.array_ref(node.args[0])
@@ -634,6 +617,52 @@ class FunctionBuilder(ast.NodeVisitor):
         if isinstance(node, ast.Name) and isinstance(self.namespace.get(node.id), int):
             return self.namespace[node.id]
         raise self.syntax_error(node, "a compile-time constant is needed here")
+
+
+# --- the intrinsics: one row per name a kernel may call ------------------------------
+# Each row compiles a call ``node`` of intrinsic ``fname``; an op of simgpu.ir.ops that
+# has no Python operator is reached through a row here (INTRINSIC_OPS, which
+# tests/test_op_tables.py checks).  Casts (i32(x), ...) and device functions are
+# resolved before and after this table, by what the name refers to.
+
+def _min_max(c, node, fname):
+    if len(node.args) < 2:
+        raise c.syntax_error(node, f"{fname}() takes two or more arguments")
+    op = INTRINSIC_OPS[fname]
+    result = c.expr(node.args[0])
+    for a in node.args[1:]:
+        result = c.binary(node, op, result, c.expr(a))
+    return result
+
+
+def _abs(c, node, fname):
+    c.nargs(node, 1)
+    loc = c.loc(node)
+    operand = c.expr(node.args[0])
+    t = promote(operand.type)
+    return ir.Unary(type=t, loc=loc, op=INTRINSIC_OPS[fname], operand=cast(operand, t, loc))
+
+
+def _syncthreads_in_expression(c, node, fname):
+    raise c.syntax_error(node, "syncthreads() is a statement on its own line")
+
+
+def _shared_array_in_expression(c, node, fname):
+    raise c.syntax_error(node, "write 'name = shared_array(T, size)' at the top of the kernel")
+
+
+INTRINSICS = {
+    "min": _min_max,
+    "max": _min_max,
+    "abs": _abs,
+    **{name: FunctionBuilder.atomic for name in ATOMICS},
+    "syncthreads": _syncthreads_in_expression,
+    **{name: warp_call for name in WARP_INTRINSICS},
+    "shared_array": _shared_array_in_expression,
+}
+
+#: The ops of simgpu.ir.ops that kernels reach by calling an intrinsic.
+INTRINSIC_OPS = {"min": BinaryOp.MIN, "max": BinaryOp.MAX, "abs": UnaryOp.ABS, **ATOMICS}
 
 
 # --- pure helpers on IR ------------------------------------------------------
