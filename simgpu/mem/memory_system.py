@@ -26,6 +26,7 @@ from .dram import AddressMap, Dram, Partition
 from .interconnect import Interconnect
 from .l1 import L1_SETS, L1Unit
 from .l2_slices import L2Slices
+from .mshr import Mshr
 from .request import Request
 
 __all__ = ["MemorySystem", "Partition", "L2", "SectorCache", "L1Cache", "L1_SETS", "Request"]
@@ -52,6 +53,8 @@ class MemorySystem:
         self.slices = (L2Slices(config, self.l2, self.amap, self.dram, self.net, self.l1)
                        if self.l2 is not None else None)
         self.atomics = AtomicUnit(config, self.amap, self.dram, self.net, self.slices)
+        limit = config.issue.max_outstanding_misses_per_sm
+        self.mshr = Mshr(limit, config.gpu.sm_count) if limit else None
         self.accepted = 0.0       # when the pipeline took the last request (>= its issue)
         self._drained = 0.0
 
@@ -93,7 +96,7 @@ class MemorySystem:
     # --- the pipeline ------------------------------------------------------------------
 
     def access(self, kind: str, addresses, sizes, t: float, sm: int = 0, *,
-               l1: bool = True) -> float:
+               l1: bool = True, lanes: dict | None = None) -> float:
         """Serve one warp instruction's transactions issued at cycle ``t`` by SM ``sm``;
         return when its data is back (a store: when it is acknowledged) and set
         :attr:`accepted`.  ``l1=False``: a load that passes the L1 by (a fresh load,
@@ -101,11 +104,36 @@ class MemorySystem:
 
         ``addresses`` and ``sizes`` are lists of ints (or int arrays): a warp
         instruction has at most 32 transactions, so plain Python beats numpy's
-        per-call overhead here.
+        per-call overhead here.  ``lanes`` (atomics): {word address: lanes on it},
+        for the atomic unit's serialization.
+
+        A load's or an atomic's transactions first take the SM's miss entries (where
+        the config bounds them, :mod:`~simgpu.mem.mshr`): those that find none free go
+        on later, as entries free, and the pipeline accepts the instruction then.
         """
         if not isinstance(addresses, list):
             addresses, sizes = np.asarray(addresses).tolist(), np.asarray(sizes).tolist()
+        mshr = self.mshr
+        if mshr is None or kind == "store" or not addresses:
+            return self._request(kind, addresses, sizes, t, sm, l1, lanes)
+        n, first, done, accepted = len(addresses), 0, t, t
+        while first < n:
+            take, at = mshr.admit(sm, n - first, t)
+            end = first + take
+            back = self._request(kind, addresses[first:end], sizes[first:end], at, sm, l1, lanes)
+            mshr.hold(sm, take, back)
+            if back > done:
+                done = back
+            if self.accepted > accepted:
+                accepted = self.accepted
+            first, t = end, at
+        self.accepted = accepted
+        return done
+
+    def _request(self, kind, addresses, sizes, t, sm, l1, lanes) -> float:
+        """One request through the units (its miss entries taken)."""
         req = Request(kind, sm, t, addresses, sizes, l1)
+        req.lanes = lanes
         if self.slices is not None:
             done = self.atomics.at_l2(req) if kind == "atomic" else self.slices.access(req)
         elif kind == "atomic":
@@ -121,7 +149,6 @@ class MemorySystem:
     def _uncached(self, req: Request) -> float:
         """Loads and stores of a GPU without caches: straight to the partitions."""
         t = req.translated
-        arrive = self.net.to_partition(t)
         by_part: dict = {}
         where, cache, interleave = self.amap.where, self.amap.cache, self.amap.interleave
         for a, s in zip(req.addresses, req.sizes):
@@ -132,9 +159,23 @@ class MemorySystem:
             else:
                 txns.append((w[1], w[2], s, a))
         done = t
-        write, serve, to_sm = req.kind == "store", self.dram.serve, self.net.to_sm
+        write, serve, net = req.kind == "store", self.dram.serve, self.net
+        if not net.modeled:                # a fixed latency each way
+            arrive = net.to_partition(t)
+            for part, txns in by_part.items():
+                finish = net.to_sm(serve(part, txns, arrive, write=write))
+                if finish > done:
+                    done = finish
+            return done
+        # over the interconnect's ports: a partition's requests from this SM go as one
+        # batch of packets each way
+        sm, packets = req.sm, net.packets
         for part, txns in by_part.items():
-            finish = to_sm(serve(part, txns, arrive, write=write))
+            out_flits, back_flits = packets(write, [s for _, _, s, _ in txns])
+            accepted, arrive = net.send(t, sm, part, out_flits)
+            if accepted > req.accepted:
+                req.accepted = accepted
+            finish = net.reply(serve(part, txns, arrive, write=write), part, sm, back_flits)
             if finish > done:
                 done = finish
         return done
@@ -159,5 +200,10 @@ class MemorySystem:
         if self.slices is not None:
             caches.update(self.slices.summary())
         dram = self.dram.summary(cycles)
-        return {**caches, **dram,
+        extra = self.net.summary()
+        if self.atomics.operations:
+            extra["atomic_operations"] = self.atomics.operations
+        if self.mshr is not None and self.mshr.waits:
+            extra["mshr_waits"] = self.mshr.waits
+        return {**caches, **dram, **extra,
                 "achieved_gbps": dram["dram_bytes"] / seconds / 1e9 if seconds else 0.0}

@@ -168,26 +168,76 @@ class SharedBanks:
 
 
 class SM:
+    """One SM's issue: ``issue.schedulers_per_sm`` warp schedulers, each issuing one warp
+    instruction per ``warp_issue_cycles x schedulers_per_sm`` cycles (GT200: one
+    scheduler, one instruction per 4 cycles on 8 SPs; H100: four sub-partition
+    schedulers, one instruction per cycle each).  A warp belongs to one scheduler
+    (warp number modulo the schedulers, as the SM's sub-partitions take them); a
+    group of warps run together (the timed-block engine) spreads over as many as it
+    has warps.  A warp stalled on a pending operand issues nothing: the engine waits
+    for its data without booking a scheduler, so other warps take the slots."""
+
     def __init__(self, index: int, config):
         self.index = index
         self.issue_cycles = config.issue.warp_issue_cycles
+        self.schedulers = config.issue.schedulers_per_sm
+        self.interval = self.issue_cycles * self.schedulers   # one scheduler's issue interval
         self.alu_latency = config.issue.alu_latency_cycles
-        self.issue_free = 0.0
+        self.free = [0.0] * self.schedulers    # when each scheduler may issue again
         self.busy = 0.0
         self.memory_free = 0.0       # the memory pipeline takes no instruction before
 
-    def issue(self, now: float, k: int, warps: int = 1) -> tuple[float, float]:
-        """Reserve the issue pipeline for k warp instructions of ``warps`` warps
-        running together: (issued at, ready again at)."""
+    @property
+    def issue_free(self) -> float:
+        """When every scheduler is free (what a whole-SM event waits for)."""
+        return max(self.free)
+
+    @issue_free.setter
+    def issue_free(self, value: float) -> None:
+        self.free = [value] * self.schedulers
+
+    def issue(self, now: float, k: int, warps: int = 1, warp: int = 0) -> tuple[float, float]:
+        """Reserve the schedulers for k warp instructions of ``warps`` warps running
+        together (warp number ``warp``, the first of them): (issued at, ready again at)."""
         if k == 0:
             return now, now
-        start = max(now, self.issue_free)
-        self.issue_free = start + k * self.issue_cycles
+        free = self.free
+        if warps == 1 or self.schedulers == 1:
+            s = warp % self.schedulers
+            start = free[s] if free[s] > now else now
+            # one warp issues at its scheduler's rate; a group on one scheduler shares it
+            end = free[s] = start + k * self.interval
+        else:
+            # a group of warps: over min(warps, schedulers) schedulers at once
+            used = min(warps, self.schedulers)
+            start = max(now, *free[:used]) if used < self.schedulers else max(now, *free)
+            end = start + k * self.interval / used
+            for s in range(used):
+                free[s] = end
         self.busy += k * self.issue_cycles
-        return self.issue_free, max(self.issue_free, now + k / warps * self.alu_latency)
+        return end, max(end, now + k / warps * self.alu_latency)
 
 
 GRANULARITIES = ("warp", "block")
+
+
+def atomic_lanes(event, warps: int) -> list:
+    """{word address: lanes on it} of each warp of an atomic access, in warp order (as
+    the coalescer gives the warps' transactions)."""
+    w, address = event.warp, event.address
+    if w.size == 0:
+        return [{}] * warps
+    if w[0] == w[-1]:
+        cuts = [0, w.size]
+    else:
+        cuts = [0, *(np.flatnonzero(w[1:] != w[:-1]) + 1).tolist(), w.size]
+    out = []
+    for lo, hi in zip(cuts, cuts[1:]):
+        counts: dict = {}
+        for a in address[lo:hi].tolist():
+            counts[a] = counts.get(a, 0) + 1
+        out.append(counts)
+    return out
 
 
 def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: Counters,
@@ -206,10 +256,11 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
     banks = SharedBanks(config.gpu.arch)
     warp_groups = WarpGroups(geom)
 
-    def serve(event, issued, sm: SM):
+    def serve(event, issued, sm: SM, resume=None):
         """Book ``event`` (memory traffic is per warp): (when the memory pipeline has
         accepted it, so that the warp may go on; when its data or, for a store, its
-        acknowledgement is back)."""
+        acknowledgement is back; None, or where to resume once the SM's miss entries
+        free; when the next one frees).  ``resume``: that state, after the wait."""
         if event.space == "shared":
             traffic.add(event)
             replays = banks.replays(event)
@@ -221,12 +272,33 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 sm.issue_free = issued + extra
                 sm.busy += extra
                 issued += extra
-            return issued, issued + shared_latency
+            return issued, issued + shared_latency, None, None
         kind = event.kind
         l1 = not (kind == "load" and event.node.fresh)     # fresh loads read at the L2
-        back = at = issued
-        for addresses, sizes in traffic.add_timed(event):
-            done = memory.access(kind, addresses, sizes, at, sm.index, l1=l1)
+        if resume is None:
+            back = at = issued
+            per_warp = traffic.add_timed(event)
+            # atomics: each warp's lanes per word, for the atomic unit (which serializes
+            # the lanes on one address that the coalescer merged into one transaction)
+            lanes = atomic_lanes(event, len(per_warp)) if kind == "atomic" else None
+            i = first = 0
+        else:
+            per_warp, lanes, i, first, back = resume
+            at = issued
+        # the SM's miss entries (MSHRs) bound its loads' and atomics' transactions in flight
+        mshr = memory.mshr if kind != "store" else None
+        while i < len(per_warp):
+            addresses, sizes = per_warp[i]
+            end = len(addresses)
+            if mshr is not None and end:
+                free = mshr.free_at(sm.index, at)
+                if free <= 0:              # none free: the warp (and the SM's LSU) waits
+                    return at, back, (per_warp, lanes, i, first, back), mshr.next_free(sm.index)
+                if first + free < end:
+                    end = first + free
+            done = memory.access(kind, addresses[first:end] if first or end < len(addresses)
+                                 else addresses, sizes[first:end], at, sm.index, l1=l1,
+                                 lanes=lanes[i] if lanes else None)
             if done > back:
                 back = done
             # Back-pressure: the next warp instruction of the group goes to the memory
@@ -234,7 +306,11 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
             accepted = getattr(memory, "accepted", at)
             if accepted > at:
                 at = accepted
-        return at, back
+            if end < len(addresses):
+                first = end
+            else:
+                i, first = i + 1, 0
+        return at, back, None, None
 
     # A warp's first global load costs it warp_first_load_ns more than its later ones,
     # in every wave of blocks (benchmarks/first_access.py), before the memory system
@@ -280,7 +356,7 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
             except StopIteration:
                 event = None
             k, done = wc.warp_instructions - done, wc.warp_instructions
-            issued, ready = sm.issue(env.now, k, warps)
+            issued, ready = sm.issue(env.now, k, warps, w)
             cls = event.__class__
             if cls is Stall:                     # the next instruction needs pending data
                 until = event.until
@@ -316,7 +392,13 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 issued += first_load
                 if issued > ready:
                     ready = issued
-            accepted, back = serve(event, issued, sm)
+            accepted, back, resume, when = serve(event, issued, sm)
+            while resume is not None:            # the SM's miss entries are all taken:
+                # wait in simulated time (booking it now for later would reserve the
+                # partitions ahead of other SMs' earlier requests); the SM's other warps
+                # find the entries taken too
+                yield env.timeout(when - env.now)
+                accepted, back, resume, when = serve(event, env.now, sm, resume)
             if accepted > issued:
                 sm.memory_free = accepted
                 if accepted > ready:
