@@ -43,44 +43,54 @@ WINDOW = 64.0
 class Port:
     """One port of the interconnect: one flit per ``flit_cycles`` SM cycles."""
 
-    __slots__ = ("capacity", "flit_cycles", "used", "flits", "waited", "max_wait")
+    __slots__ = ("capacity", "flit_cycles", "used", "waited", "max_wait")
 
     def __init__(self, flit_cycles: float):
         self.flit_cycles = flit_cycles
         self.capacity = WINDOW / flit_cycles       # flits per window
         self.used: dict = {}                       # window -> flits booked in it
-        self.flits = 0
         self.waited = 0.0                          # cycles packets waited here, in all
         self.max_wait = 0.0
 
     def book(self, t: float, flits: int) -> float:
         """Book ``flits`` arriving at ``t``; return how long they wait beyond their own
         transfer time (0 on an idle port)."""
+        used, fc = self.used, self.flit_cycles
+        k = t // WINDOW                            # the window (a float key)
+        have = used.get(k, 0.0)
+        if have + flits <= self.capacity:          # the usual case: room in its window
+            used[k] = have + flits
+            # after what the window holds (a fluid approximation within a window)
+            wait = have * fc - (t - k * WINDOW)
+            if wait <= 0:
+                return 0.0
+        else:
+            wait = self._spill(t, k, flits)
+        self.waited += wait
+        if wait > self.max_wait:
+            self.max_wait = wait
+        return wait
+
+    def _spill(self, t: float, k: float, flits: int) -> float:
+        """:meth:`book` when the window of ``t`` has no room for all of it."""
         used, capacity, fc = self.used, self.capacity, self.flit_cycles
-        k = int(t // WINDOW)
-        offset = t - k * WINDOW                    # where in its window it arrives
+        offset = t - k * WINDOW
         left = flits
         while True:
             have = used.get(k, 0.0)
             room = capacity - have
             if room >= left:
                 used[k] = have + left
-                # after what the window holds (a fluid approximation within a window)
-                end = k * WINDOW + (offset if offset > have * fc else have * fc) + left * fc
+                start = offset if offset > have * fc else have * fc
+                end = k * WINDOW + start + left * fc
                 break
             if room > 0:
                 used[k] = capacity
                 left -= room
-            k += 1
+            k += 1.0
             offset = 0.0
-        self.flits += flits
-        wait = end - t - flits * self.flit_cycles
-        if wait > 0:
-            self.waited += wait
-            if wait > self.max_wait:
-                self.max_wait = wait
-            return wait
-        return 0.0
+        wait = end - t - flits * fc
+        return wait if wait > 0 else 0.0
 
 
 class Interconnect:
@@ -106,6 +116,7 @@ class Interconnect:
         q = m.interconnect_queue_packets
         self.queue_cycles = q * 2 * flit_cycles if q else math.inf
         self.held = 0                              # packets that found a queue full
+        self.flits_sent = 0                        # flits over the network, both ways
         self._flits: dict = {}
 
     def flits(self, data_bytes: int) -> int:
@@ -128,21 +139,40 @@ class Interconnect:
         was full --, when they reach the partition)."""
         if not self.modeled:
             return t, t + self.half_trip
-        wait = self.sm_out[sm // self.per_port].book(t, flits)
-        wait += self.part_in[part].book(t + wait, flits)
+        return self.to_port(t, self.leave_sm(t, sm, flits), part, flits)
+
+    def reply(self, t: float, part: int, sm: int, flits: int) -> float:
+        """When replies of ``flits`` leaving partition ``part`` at ``t`` reach SM ``sm``."""
+        if not self.modeled:
+            return t + self.half_trip
+        return self.reach_sm(self.leave_partition(t, part, flits), sm, flits)
+
+    # the four steps, for a request whose packets go to several partitions (the memory
+    # pipeline books the SM's ports once for all of them)
+
+    def leave_sm(self, t: float, sm: int, flits: int) -> float:
+        """When requests of ``flits`` sent at ``t`` are out of SM ``sm``'s port."""
+        self.flits_sent += flits
+        return t + self.sm_out[sm // self.per_port].book(t, flits)
+
+    def to_port(self, t: float, left: float, part: int, flits: int) -> tuple[float, float]:
+        """Requests sent at ``t``, out of their SM's port at ``left``: (when the network
+        took them, when they reach partition ``part``)."""
+        wait = left - t + self.part_in[part].book(left, flits)
         accepted = t
         if wait > self.queue_cycles:               # the queue ahead is full: held back
             accepted = t + wait - self.queue_cycles
             self.held += 1
         return accepted, t + self.half_trip + wait
 
-    def reply(self, t: float, part: int, sm: int, flits: int) -> float:
-        """When replies of ``flits`` leaving partition ``part`` at ``t`` reach SM ``sm``."""
-        if not self.modeled:
-            return t + self.half_trip
-        wait = self.part_out[part].book(t, flits)
-        wait += self.sm_in[sm // self.per_port].book(t + wait, flits)
-        return t + self.half_trip + wait
+    def leave_partition(self, t: float, part: int, flits: int) -> float:
+        """When replies of ``flits`` ready at ``t`` are out of partition ``part``'s port."""
+        self.flits_sent += flits
+        return t + self.part_out[part].book(t, flits)
+
+    def reach_sm(self, t: float, sm: int, flits: int) -> float:
+        """When replies of ``flits`` out of their partitions' ports by ``t`` reach SM ``sm``."""
+        return t + self.half_trip + self.sm_in[sm // self.per_port].book(t, flits)
 
     def to_partition(self, t: float) -> float:
         """When a request sent at ``t`` reaches its partition (no port booked)."""
@@ -156,7 +186,7 @@ class Interconnect:
         if not self.modeled:
             return {}
         ports = self.part_in + self.part_out
-        return {"interconnect_flits": sum(p.flits for p in self.part_in + self.part_out),
+        return {"interconnect_flits": self.flits_sent,
                 "interconnect_max_wait": max(p.max_wait for p in
                                              ports + self.sm_out + self.sm_in),
                 "interconnect_held": self.held}

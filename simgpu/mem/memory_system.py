@@ -167,18 +167,31 @@ class MemorySystem:
                 if finish > done:
                     done = finish
             return done
-        # over the interconnect's ports: a partition's requests from this SM go as one
-        # batch of packets each way
-        sm, packets = req.sm, net.packets
+        # over the interconnect's ports: the request's packets leave the SM's port as one
+        # batch, each partition's reach its port as one; the replies leave each
+        # partition's port as one batch and reach the SM's port as one
+        sm, flits = req.sm, net.flits
+        header = flits(0)
+        batches = []
+        total = 0
         for part, txns in by_part.items():
-            out_flits, back_flits = packets(write, [s for _, _, s, _ in txns])
-            accepted, arrive = net.send(t, sm, part, out_flits)
+            data = sum([flits(s) for _, _, s, _ in txns])
+            out_flits, back_flits = (data, header * len(txns)) if write else \
+                (header * len(txns), data)
+            batches.append((part, txns, out_flits, back_flits))
+            total += out_flits
+        left = net.leave_sm(t, sm, total)
+        back_total, last = 0, t
+        for part, txns, out_flits, back_flits in batches:
+            accepted, arrive = net.to_port(t, left, part, out_flits)
             if accepted > req.accepted:
                 req.accepted = accepted
-            finish = net.reply(serve(part, txns, arrive, write=write), part, sm, back_flits)
-            if finish > done:
-                done = finish
-        return done
+            finish = net.leave_partition(serve(part, txns, arrive, write=write), part, back_flits)
+            if finish > last:
+                last = finish
+            back_total += back_flits
+        done = net.reach_sm(last, sm, back_total)
+        return done if done > t else t
 
     def cross(self, crossings: list) -> float:
         """Book far loads' data on the link between the L2's halves (L2Slices.cross)."""

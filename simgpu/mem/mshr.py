@@ -40,6 +40,15 @@ class Mshr:
         """When the next entry of ``sm`` frees (its earliest booked data)."""
         return self.held[sm][0][0]
 
+    def when_free(self, sm: int, n: int) -> float:
+        """When ``n`` (at most the limit) entries of ``sm`` are free, as booked so far."""
+        short = n - (self.limit - self.in_use[sm])
+        for until, count in sorted(self.held[sm]):
+            short -= count
+            if short <= 0:
+                return until
+        raise ValueError(f"{n} entries asked of {self.limit}")
+
     def admit(self, sm: int, n: int, t: float) -> tuple[int, float]:
         """The first of ``n`` transactions of one instruction reach the entries at ``t``:
         (how many of them go, when) -- as many as there are free entries, once at least

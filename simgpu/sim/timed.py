@@ -147,12 +147,17 @@ class SharedBanks:
         for lo, hi in zip(cuts, cuts[1:]):
             address, lane = acc.address[lo:hi], acc.lane[lo:hi]
             base = int(address[0]) & ~127    # bank and word identity repeat every 128 B
-            key = (acc.word_size, (address - base).tobytes(), lane.tobytes())
+            atomic = acc.kind == "atomic"
+            key = (acc.word_size, atomic, (address - base).tobytes(), lane.tobytes())
             hit = self.cache.get(key)
             if hit is None:
                 if len(self.cache) > 50_000:
                     self.cache.clear()
                 passes, ideal = bank_passes(address, acc.word_size, self.arch, lane)
+                if atomic:
+                    # an atomic's lanes on one word are serialized (each its own
+                    # read-modify-write), not broadcast as a load's are
+                    passes = max(passes, self.atomic_passes(address.tolist(), lane.tolist()))
                 hit = self.cache[key] = (passes - ideal, -(-passes // ideal))
             total += hit[0]
             if hit[1] > self.degree:
@@ -160,6 +165,21 @@ class SharedBanks:
         self.accesses += len(cuts) - 1
         self.conflicts += total
         return total
+
+    def atomic_passes(self, addresses: list, lanes: list) -> int:
+        """Passes of a shared atomic: per request (a half-warp on 1.x, the warp later),
+        each bank serves one lane's operation per pass, whatever its word."""
+        banks, per_request, _ = bank_layout(self.arch)
+        passes = 0
+        for first in range(0, 32, per_request):
+            per_bank: dict = {}
+            for a, lane in zip(addresses, lanes):
+                if first <= lane < first + per_request:
+                    b = (a // 4) % banks
+                    per_bank[b] = per_bank.get(b, 0) + 1
+            if per_bank:
+                passes += max(per_bank.values())
+        return passes
 
     def summary(self) -> dict:
         if not self.accesses:
@@ -202,7 +222,12 @@ class SM:
         if k == 0:
             return now, now
         free = self.free
-        if warps == 1 or self.schedulers == 1:
+        if self.schedulers == 1:                 # GT200: one scheduler for every warp
+            start = free[0] if free[0] > now else now
+            end = free[0] = start + k * self.interval
+            self.busy += k * self.issue_cycles
+            return end, max(end, now + k / warps * self.alu_latency)
+        if warps == 1:
             s = warp % self.schedulers
             start = free[s] if free[s] > now else now
             # one warp issues at its scheduler's rate; a group on one scheduler shares it
@@ -291,11 +316,13 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
             addresses, sizes = per_warp[i]
             end = len(addresses)
             if mshr is not None and end:
-                free = mshr.free_at(sm.index, at)
-                if free <= 0:              # none free: the warp (and the SM's LSU) waits
-                    return at, back, (per_warp, lanes, i, first, back), mshr.next_free(sm.index)
-                if first + free < end:
-                    end = first + free
+                # a warp instruction's transactions go on together once entries are free
+                # for all of them (for at most the limit at a time, where it has more)
+                need = end - first if end - first < mshr.limit else mshr.limit
+                if mshr.free_at(sm.index, at) < need:    # the warp (and the SM's LSU) waits
+                    return (at, back, (per_warp, lanes, i, first, back),
+                            mshr.when_free(sm.index, need))
+                end = first + need
             done = memory.access(kind, addresses[first:end] if first or end < len(addresses)
                                  else addresses, sizes[first:end], at, sm.index, l1=l1,
                                  lanes=lanes[i] if lanes else None)
@@ -304,12 +331,16 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
             # Back-pressure: the next warp instruction of the group goes to the memory
             # pipeline once it has accepted this one (full queues accept later).
             accepted = getattr(memory, "accepted", at)
-            if accepted > at:
-                at = accepted
             if end < len(addresses):
                 first = end
             else:
                 i, first = i + 1, 0
+            if accepted > at:
+                at = accepted
+                if i < len(per_warp) and accepted > env.now:
+                    # the rest once the simulation is there: booked now, the partitions
+                    # would be reserved ahead of other SMs' earlier requests
+                    return at, back, (per_warp, lanes, i, first, back), accepted
         return at, back, None, None
 
     # A warp's first global load costs it warp_first_load_ns more than its later ones,
@@ -387,6 +418,8 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 issued = sm.memory_free
                 if issued > ready:
                     ready = issued
+                if issued > env.now:             # (and is booked when the simulation is
+                    yield env.timeout(issued - env.now)   # there, as other SMs' are)
             if not loaded and event.kind == "load" and event.space == "global":
                 loaded = True
                 issued += first_load

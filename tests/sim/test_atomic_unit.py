@@ -5,15 +5,18 @@ import numpy as np
 import pytest
 
 import simgpu
-from simgpu.lang import Array, atomic_add, blockDim, blockIdx, i32, kernel, threadIdx
+from simgpu.lang import (Array, atomic_add, blockDim, blockIdx, gridDim, i32, kernel,
+                         shared_array, syncthreads, threadIdx)
 from simgpu.mem.memory_system import MemorySystem
 
 
 @kernel
-def count_one(c: Array[i32], spread: i32):
-    # spread = 0: every thread adds to c[0]; 1: each to its own word
+def count_many(c: Array[i32], spread: i32, reps: i32):
+    # spread = 0: every thread adds to c[0], reps times; 1: each add to its own word
     t = blockIdx.x * blockDim.x + threadIdx.x
-    atomic_add(c, t * spread, 1)
+    n = gridDim.x * blockDim.x
+    for j in range(reps):
+        atomic_add(c, (j * n + t) * spread, 1)
 
 
 @kernel
@@ -23,20 +26,21 @@ def lanes_add(c: Array[i32], out: Array[i32], n: i32):
         out[t] = atomic_add(c, 0, 1)          # n lanes of one warp, one address
 
 
-def rate(dev, spread, blocks, threads=256):
-    """Atomics per cycle from the whole GPU: the atomics of ``blocks`` more blocks over
-    the cycles they add (launch costs drop out)."""
+def rate(dev, spread, blocks, threads=256, reps=(2, 4)):
+    """Atomics per cycle from the whole GPU: the atomics that ``reps[1] - reps[0]`` more
+    per thread add, over the cycles they add (launch and dispatch costs drop out)."""
     runs = {}
-    for b in (blocks, 2 * blocks):
-        c = dev.zeros(b * threads, np.int32)
-        runs[b] = dev.launch(count_one, b, threads, c, spread, engine="timed")
+    n = blocks * threads
+    for r in reps:
+        c = dev.zeros(n * r, np.int32)
+        runs[r] = dev.launch(count_many, blocks, threads, c, spread, r, engine="timed")
         got = c.to_host()
         if spread:
             assert (got == 1).all()
         else:
-            assert got[0] == b * threads and not got[1:].any()
-    extra = runs[2 * blocks].cycles - runs[blocks].cycles
-    return blocks * threads / extra, runs[2 * blocks]
+            assert got[0] == n * r and not got[1:].any()
+    extra = runs[reps[1]].cycles - runs[reps[0]].cycles
+    return n * (reps[1] - reps[0]) / extra, runs[reps[1]]
 
 
 @pytest.mark.parametrize("device, blocks", [("sim:gtx260", 27), ("sim:h100", 132)])
@@ -93,5 +97,32 @@ def test_same_address_from_other_warps_waits_at_the_unit():
 
 def test_atomic_times_are_deterministic():
     dev = simgpu.get_device("sim:gtx260")
-    times = [rate(dev, 0, 9)[1].cycles for _ in range(2)]
+    times = [rate(dev, 0, 9, reps=(1, 2))[1].cycles for _ in range(2)]
     assert times[0] == times[1]
+
+
+# --- shared-memory atomics --------------------------------------------------------
+
+@kernel
+def shared_adds(out: Array[i32], spread: i32):
+    s = shared_array(i32, 32)
+    t = threadIdx.x
+    s[t] = 0
+    syncthreads()
+    atomic_add(s, t * spread, 1)
+    syncthreads()
+    out[t] = s[t]
+
+
+@pytest.mark.parametrize("device", ["sim:gtx260", "sim:h100"])
+def test_shared_atomics_on_one_word_are_serialized_by_the_banks(device):
+    """32 lanes on one shared word: one operation per pass (per bank), counted; each on
+    its own bank: conflict free."""
+    dev = simgpu.get_device(device)
+    out = dev.zeros(32, np.int32)
+    same = dev.launch(shared_adds, 1, 32, out, 0, engine="timed")
+    assert out.to_host()[0] == 32
+    spread = dev.launch(shared_adds, 1, 32, out, 1, engine="timed")
+    assert (out.to_host() == 1).all()
+    assert same.extra["shared_bank_conflicts"] - spread.extra["shared_bank_conflicts"] >= 30
+    assert same.cycles > spread.cycles
