@@ -117,6 +117,10 @@ class MemorySystem:
         if mshr is None or kind == "store" or not addresses:
             return self._request(kind, addresses, sizes, t, sm, l1, lanes)
         n, first, done, accepted = len(addresses), 0, t, t
+        if mshr.free_at(sm, t) >= n:      # the usual case (the engine waited for entries)
+            done = self._request(kind, addresses, sizes, t, sm, l1, lanes)
+            mshr.hold(sm, n, done)
+            return done
         while first < n:
             take, at = mshr.admit(sm, n - first, t)
             end = first + take
@@ -170,27 +174,38 @@ class MemorySystem:
         # over the interconnect's ports: the request's packets leave the SM's port as one
         # batch, each partition's reach its port as one; the replies leave each
         # partition's port as one batch and reach the SM's port as one
-        sm, flits = req.sm, net.flits
+        sm, flits, sizes = req.sm, net.flits, req.sizes
         header = flits(0)
+        # one transaction size (the usual case): its packets' flits, else each one's
+        same = flits(sizes[0]) if sizes.count(sizes[0]) == len(sizes) else None
         batches = []
         total = 0
         for part, txns in by_part.items():
-            data = sum([flits(s) for _, _, s, _ in txns])
+            data = len(txns) * same if same is not None else sum([flits(s) for _, _, s, _ in txns])
             out_flits, back_flits = (data, header * len(txns)) if write else \
                 (header * len(txns), data)
             batches.append((part, txns, out_flits, back_flits))
             total += out_flits
-        left = net.leave_sm(t, sm, total)
+        port = sm // net.per_port
+        left = t + net.sm_out[port].book(t, total)
+        net.flits_sent += total
+        # (Interconnect.leave_sm, to_port, leave_partition and reach_sm, inline: this is
+        # the hot path of the GT200's loads and stores)
+        part_in, part_out, queue, half = net.part_in, net.part_out, net.queue_cycles, net.half_trip
         back_total, last = 0, t
         for part, txns, out_flits, back_flits in batches:
-            accepted, arrive = net.to_port(t, left, part, out_flits)
-            if accepted > req.accepted:
-                req.accepted = accepted
-            finish = net.leave_partition(serve(part, txns, arrive, write=write), part, back_flits)
+            wait = left - t + part_in[part].book(left, out_flits)
+            if wait > queue:                   # the partition's queue is full: held back
+                net.held += 1
+                if t + wait - queue > req.accepted:
+                    req.accepted = t + wait - queue
+            finish = serve(part, txns, t + half + wait, write=write)
+            finish += part_out[part].book(finish, back_flits)
             if finish > last:
                 last = finish
             back_total += back_flits
-        done = net.reach_sm(last, sm, back_total)
+        net.flits_sent += back_total
+        done = last + half + net.sm_in[port].book(last, back_total)
         return done if done > t else t
 
     def cross(self, crossings: list) -> float:

@@ -245,6 +245,13 @@ class SM:
 
 GRANULARITIES = ("warp", "block")
 
+#: A request the memory pipeline accepts later than this many cycles ahead of the
+#: simulation (a full queue held it back) is booked when the simulation gets there:
+#: booked now, it would reserve the partitions ahead of other SMs' earlier requests.
+#: Within it, it is booked at once, as the issue pipeline's own few cycles ahead are
+#: (each wait is a simulation event, which costs CPU time).
+HELD_SLACK = 64.0
+
 
 def atomic_lanes(event, warps: int) -> list:
     """{word address: lanes on it} of each warp of an atomic access, in warp order (as
@@ -337,7 +344,7 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 i, first = i + 1, 0
             if accepted > at:
                 at = accepted
-                if i < len(per_warp) and accepted > env.now:
+                if i < len(per_warp) and accepted > env.now + HELD_SLACK:
                     # the rest once the simulation is there: booked now, the partitions
                     # would be reserved ahead of other SMs' earlier requests
                     return at, back, (per_warp, lanes, i, first, back), accepted
@@ -418,8 +425,8 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 issued = sm.memory_free
                 if issued > ready:
                     ready = issued
-                if issued > env.now:             # (and is booked when the simulation is
-                    yield env.timeout(issued - env.now)   # there, as other SMs' are)
+                if issued > env.now + HELD_SLACK:   # (and is booked when the simulation
+                    yield env.timeout(issued - env.now)   # is there, as other SMs' are)
             if not loaded and event.kind == "load" and event.space == "global":
                 loaded = True
                 issued += first_load
