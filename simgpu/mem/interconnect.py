@@ -13,10 +13,11 @@ of it at its destination.  Several SMs may share a port
 So many SMs sending to one partition wait for its port (the requests of
 partition camping queue there), one partition returning data to many SMs
 sends them one after another, and a TPC's SMs share their port.  The wait at
-a port is the model's queueing: a packet that finds more than
-``memory.interconnect_queue_packets`` packets' worth of flits ahead of it at
-its destination cannot be sent yet, and the sender takes it back later (the
-SM feels it through the pipeline's ``accepted``).
+a port is the model's queueing: a request that finds more than
+``memory.interconnect_queue_packets`` packets' worth of flits (two-flit packets)
+ahead of it at its SM's port and its partition's port together cannot be sent
+yet: the pipeline accepts it later (``accepted``), and the SM's next requests wait
+for that.
 
 Without ``interconnect_flit_bytes`` the interconnect is a fixed latency
 (``memory.interconnect_latency_cycles``, the SM -> partition -> SM round trip

@@ -26,7 +26,8 @@ class Mshr:
         self.limit = limit
         self.held = [[] for _ in range(sm_count)]   # per SM: heap of [free at, entries]
         self.in_use = [0] * sm_count
-        self.waits = 0                              # transactions that waited for an entry
+        self.waits = 0                              # transactions that waited for entries
+                                                    # (the report's mshr_waits)
         self.wait_cycles = 0.0
 
     def free_at(self, sm: int, t: float) -> int:

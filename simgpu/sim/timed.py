@@ -6,12 +6,16 @@ resumed at its simulated time, so interleavings follow the timing model:
 * **block scheduler** — blocks go to SMs round-robin, as many per SM as the
   occupancy limits allow (threads, warps, blocks, shared memory, registers);
   a finished block frees its slot for the next one in the grid;
-* **SM** — one issue pipeline: a warp's run of k warp instructions takes
-  ``k * warp_issue_cycles`` of it, and the warp cannot issue again before the
-  ALU latency of those instructions has passed (other warps fill the gap);
+* **SM** — ``schedulers_per_sm`` warp schedulers (:mod:`simgpu.sim.sm`): a warp's
+  run of k warp instructions takes k issue slots of its scheduler, and the warp
+  cannot issue again before the ALU latency of those instructions has passed
+  (other warps fill the gap); a warp stalled on pending data takes no slot;
 * **memory** — a load or atomic goes through the coalescer to the
-  partitions (``simgpu.mem.memory_system``) and the warp sleeps until the last of its
-  transactions is back; a store does not wait.  On GPUs with caches the
+  partitions (``simgpu.mem.memory_system``); the warp goes on and stalls at the
+  first use of its data (the scoreboard); a store does not wait.  An SM has at
+  most ``max_outstanding_misses_per_sm`` transactions of loads and atomics in
+  flight: an instruction whose transactions find too few free entries waits for
+  them in simulated time.  On GPUs with caches the
   SM's L1 and the L2 serve hits before the partitions; where the L2 is two
   halves, a load's data from the far half cross the link between them when
   they get there (one more event: the link serves in arrival order).  Shared
@@ -38,6 +42,7 @@ from .engines import BarrierPool, shared_bindings
 from .interpreter import Barrier, Counters, Executor
 from .lanes import Geometry, LaneGroup
 from .scoreboard import Fence, Stall
+from .sm import SM, atomic_lanes
 
 
 def blocks_per_sm(config, geom: Geometry, fn) -> tuple[int, str]:
@@ -187,62 +192,6 @@ class SharedBanks:
         return {"shared_bank_conflicts": self.conflicts, "shared_conflict_degree_max": self.degree}
 
 
-class SM:
-    """One SM's issue: ``issue.schedulers_per_sm`` warp schedulers, each issuing one warp
-    instruction per ``warp_issue_cycles x schedulers_per_sm`` cycles (GT200: one
-    scheduler, one instruction per 4 cycles on 8 SPs; H100: four sub-partition
-    schedulers, one instruction per cycle each).  A warp belongs to one scheduler
-    (warp number modulo the schedulers, as the SM's sub-partitions take them); a
-    group of warps run together (the timed-block engine) spreads over as many as it
-    has warps.  A warp stalled on a pending operand issues nothing: the engine waits
-    for its data without booking a scheduler, so other warps take the slots."""
-
-    def __init__(self, index: int, config):
-        self.index = index
-        self.issue_cycles = config.issue.warp_issue_cycles
-        self.schedulers = config.issue.schedulers_per_sm
-        self.interval = self.issue_cycles * self.schedulers   # one scheduler's issue interval
-        self.alu_latency = config.issue.alu_latency_cycles
-        self.free = [0.0] * self.schedulers    # when each scheduler may issue again
-        self.busy = 0.0
-        self.memory_free = 0.0       # the memory pipeline takes no instruction before
-
-    @property
-    def issue_free(self) -> float:
-        """When every scheduler is free (what a whole-SM event waits for)."""
-        return max(self.free)
-
-    @issue_free.setter
-    def issue_free(self, value: float) -> None:
-        self.free = [value] * self.schedulers
-
-    def issue(self, now: float, k: int, warps: int = 1, warp: int = 0) -> tuple[float, float]:
-        """Reserve the schedulers for k warp instructions of ``warps`` warps running
-        together (warp number ``warp``, the first of them): (issued at, ready again at)."""
-        if k == 0:
-            return now, now
-        free = self.free
-        if self.schedulers == 1:                 # GT200: one scheduler for every warp
-            start = free[0] if free[0] > now else now
-            end = free[0] = start + k * self.interval
-            self.busy += k * self.issue_cycles
-            return end, max(end, now + k / warps * self.alu_latency)
-        if warps == 1:
-            s = warp % self.schedulers
-            start = free[s] if free[s] > now else now
-            # one warp issues at its scheduler's rate; a group on one scheduler shares it
-            end = free[s] = start + k * self.interval
-        else:
-            # a group of warps: over min(warps, schedulers) schedulers at once
-            used = min(warps, self.schedulers)
-            start = max(now, *free[:used]) if used < self.schedulers else max(now, *free)
-            end = start + k * self.interval / used
-            for s in range(used):
-                free[s] = end
-        self.busy += k * self.issue_cycles
-        return end, max(end, now + k / warps * self.alu_latency)
-
-
 GRANULARITIES = ("warp", "block")
 
 #: A request the memory pipeline accepts later than this many cycles ahead of the
@@ -251,25 +200,6 @@ GRANULARITIES = ("warp", "block")
 #: Within it, it is booked at once, as the issue pipeline's own few cycles ahead are
 #: (each wait is a simulation event, which costs CPU time).
 HELD_SLACK = 64.0
-
-
-def atomic_lanes(event, warps: int) -> list:
-    """{word address: lanes on it} of each warp of an atomic access, in warp order (as
-    the coalescer gives the warps' transactions)."""
-    w, address = event.warp, event.address
-    if w.size == 0:
-        return [{}] * warps
-    if w[0] == w[-1]:
-        cuts = [0, w.size]
-    else:
-        cuts = [0, *(np.flatnonzero(w[1:] != w[:-1]) + 1).tolist(), w.size]
-    out = []
-    for lo, hi in zip(cuts, cuts[1:]):
-        counts: dict = {}
-        for a in address[lo:hi].tolist():
-            counts[a] = counts.get(a, 0) + 1
-        out.append(counts)
-    return out
 
 
 def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: Counters,
@@ -327,8 +257,10 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 # for all of them (for at most the limit at a time, where it has more)
                 need = end - first if end - first < mshr.limit else mshr.limit
                 if mshr.free_at(sm.index, at) < need:    # the warp (and the SM's LSU) waits
-                    return (at, back, (per_warp, lanes, i, first, back),
-                            mshr.when_free(sm.index, need))
+                    when = mshr.when_free(sm.index, need)
+                    mshr.waits += need
+                    mshr.wait_cycles += (when - at) * need
+                    return at, back, (per_warp, lanes, i, first, back), when
                 end = first + need
             done = memory.access(kind, addresses[first:end] if first or end < len(addresses)
                                  else addresses, sizes[first:end], at, sm.index, l1=l1,

@@ -11,7 +11,7 @@ import simgpu
 from simgpu.lang import Array, i32, kernel, threadIdx
 from simgpu.mem.mshr import Mshr
 from simgpu.sim.device import SimDevice
-from simgpu.sim.timed import SM
+from simgpu.sim.sm import SM
 
 STRIDE = 4096                   # ints between a thread's loads: each its own segment
 ITERS = 16
