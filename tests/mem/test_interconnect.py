@@ -1,12 +1,17 @@
 """The SM <-> partition interconnect (simgpu.mem.interconnect): ports that move a flit
 per interconnect cycle, waits that grow with what queues at a port, and partition
 camping on sim:gtx260."""
+import dataclasses
+
 import numpy as np
 import pytest
 
 import simgpu
 from simgpu.lang import Array, blockDim, blockIdx, gridDim, i32, kernel, threadIdx
 from simgpu.mem.interconnect import WINDOW, Interconnect, Port
+from simgpu.sim.device import SimDevice
+
+from ..sim import kernels as K
 
 
 def test_an_idle_port_adds_no_wait():
@@ -101,3 +106,50 @@ def test_camping_on_one_partition_is_slower_than_spreading():
     slowdown = camped.cycles / spread.cycles
     print("camping slowdown", slowdown)
     assert slowdown > 3.0
+
+
+# --- counts never depend on the timing units ------------------------------------------
+
+def _without_units(device):
+    cfg = simgpu.get_device(device).config
+    return SimDevice(dataclasses.replace(
+        cfg,
+        memory=dataclasses.replace(cfg.memory, interconnect_flit_bytes=None,
+                                   interconnect_clock_mhz=None),
+        issue=dataclasses.replace(cfg.issue, max_outstanding_misses_per_sm=None),
+        atomics=dataclasses.replace(cfg.atomics, unit_cycles_per_operation=None,
+                                    same_address_lanes_merged=None)), f"{device}-bare")
+
+
+@pytest.mark.parametrize("device", ["sim:gtx260", "sim:h100"])
+@pytest.mark.parametrize("engine", ["timed", "timed-block"])
+def test_counts_and_results_do_not_depend_on_the_units(device, engine):
+    """MSHRs, ports and the atomic unit move times only: a histogram (loads, atomics
+    on few addresses, stores) and a strided copy give the same values and counts."""
+    rng = np.random.default_rng(3)
+    n = 4096
+    keys = rng.integers(0, 8, n).astype(np.int32)
+    reports, values = [], []
+    for dev in (simgpu.get_device(device), _without_units(device)):
+        k, counts, old = dev.to_device(keys), dev.zeros(8, np.int32), dev.zeros(n, np.int32)
+        src, dst = dev.to_device(np.arange(n, dtype=np.int32)), dev.zeros(n, np.int32)
+        h = dev.launch(K.histogram, n // 256, 256, k, counts, old, n, engine=engine)
+        c = dev.launch(K.copy_strided, n // 256, 256, src, dst, 32, n, engine=engine)
+        reports.append((h, c))
+        values.append((counts.to_host(), np.sort(old.to_host()), dst.to_host()))
+    (h1, c1), (h2, c2) = reports
+    for a, b in ((h1, h2), (c1, c2)):
+        assert (a.loads, a.stores, a.atomics, a.warp_instructions) == \
+            (b.loads, b.stores, b.atomics, b.warp_instructions)
+    assert (values[0][0] == np.bincount(keys, minlength=8)).all()
+    for x, y in zip(*values):
+        assert (x == y).all()
+
+
+def test_same_launch_same_times():
+    dev = simgpu.get_device("sim:gtx260")
+    src = dev.to_device(np.arange(512 * 7 * 64, dtype=np.int32))
+    out = dev.zeros(27 * 128, np.int32)
+    times = [dev.launch(read_chunks, 27, 128, src, out, 512, 7, engine="timed").cycles
+             for _ in range(2)]
+    assert times[0] == times[1]
