@@ -4,7 +4,8 @@ Kernels written once in a typed subset of Python (``simgpu.lang``) run on a
 simulated GPU (``sim:gtx260``, ``sim:h100``, ...) that counts and times every
 memory access, or on a real one (``cuda``) through the CUDA backend.
 """
-from .device import DEFAULT_DEVICE, Device, DeviceArray, get_device, register_device
+from .device import (DEFAULT_DEVICE, Device, DeviceArray, get_device, is_device_array,
+                     register_device)
 from .sim.device import SimDevice   # the simulator registers the "sim" device
 from .report import AccessCounts, LaunchReport
 

@@ -64,7 +64,7 @@ import numpy as np
 
 import simgpu
 
-from . import cpu
+from . import cpu, device_input
 from .random_splitter import (MAX_THREADS_48, WALKS, check_48_threads, check_walk,
                               run_random_splitter)
 from .sequential import rank_sequential, validate_succ
@@ -86,6 +86,9 @@ class RankResult:
     ranks: np.ndarray                              # int64 distance to the tail
     launches: list = field(default_factory=list)   # LaunchReport per kernel launch, in order
     stats: dict = field(default_factory=dict)
+    # the launches around the method's kernels (device_input.py: checks, heads, the
+    # validation, int64 output), in order; report.extra["step"] says which
+    helper_launches: list = field(default_factory=list)
 
     def kernel_reports(self, name: str) -> list:
         """The launches of one kernel (by report.kernel)."""
@@ -103,6 +106,7 @@ class _Context:
         self.block = max(32, min(int(block), self.max_block))
         self.options = dict(launch_options or {})
         self.launches: list = []
+        self.helpers: list = []             # device_input's launches (RankResult.helper_launches)
 
     def config_value(self, section: str, name: str, default):
         cfg = getattr(self.device, "config", None)
@@ -195,6 +199,17 @@ def rank(succ, method: str = "random-splitter", device="sim:gtx260", threads: in
         walk = check_walk(walk, packing)
     if method == "random-splitter" and packing == 48 and threads is not None:
         check_48_threads(int(threads))
+    if method in DEVICE_METHODS:
+        ctx = _Context(device, block, launch_options, None if threads is None else int(threads))
+        if method == "wylie-single-block" and threads is not None and threads > ctx.max_block:
+            raise ValueError(f"wylie-single-block runs one block: threads={threads} exceeds "
+                             f"{ctx.device.name}'s {ctx.max_block} threads per block")
+        return _rank_on_device(ctx, succ, method, threads, packing, splitters, seed, validate,
+                               walk)
+    if simgpu.is_device_array(succ):           # a host method: the host reads a copy
+        src = succ if isinstance(succ, simgpu.DeviceArray) else \
+            simgpu.get_device("cuda").as_device_array(succ)
+        succ = src.to_host()
     s = _as_succ(succ, validate)
     n = len(s)
 
@@ -202,26 +217,53 @@ def rank(succ, method: str = "random-splitter", device="sim:gtx260", threads: in
         return RankResult(rank_sequential(s) if n else np.empty(0, np.int64))
     if method == "sequential-compiled":
         return RankResult(cpu.rank_sequential_compiled(s))
-    if method == "cpu-random-splitter":
-        ranks, stats = cpu.rank_cpu_random_splitter(s, threads, seed, workers=workers)
-        return RankResult(ranks, [], stats)
+    ranks, stats = cpu.rank_cpu_random_splitter(s, threads, seed, workers=workers)
+    return RankResult(ranks, [], stats)
 
-    ctx = _Context(device, block, launch_options, None if threads is None else int(threads))
-    if method == "wylie-single-block" and threads is not None and threads > ctx.max_block:
-        raise ValueError(f"wylie-single-block runs one block: threads={threads} exceeds "
-                         f"{ctx.device.name}'s {ctx.max_block} threads per block")
+
+def _rank_on_device(ctx, succ, method, threads, packing, splitters, seed, validate, walk):
+    """The device methods: succ as given (host or device memory) in, the ranks out in
+    the same kind of memory (device_input.py does the checks on the device)."""
+    dev = ctx.device
+    if not simgpu.is_device_array(succ):
+        arr = np.asarray(succ)
+        if arr.ndim != 1:
+            raise ValueError(f"succ must be a 1-D array, got shape {arr.shape}")
+        if arr.size and arr.dtype.kind not in "iu":
+            raise ValueError(f"succ must have an integer dtype, got {arr.dtype}")
+        if arr.size > MAX_N:
+            raise ValueError(f"n = {arr.size:,} nodes: node ids are int32 on the device "
+                             f"(n <= {MAX_N:,})")
+        if arr.size == 0:
+            return RankResult(np.empty(0, np.int64), [], {})
+    src = device_input.to_device_succ(dev, succ)
+    n = src.size
+    if n > MAX_N:
+        raise ValueError(f"n = {n:,} nodes: node ids are int32 on the device (n <= {MAX_N:,})")
     if n == 0:
-        return RankResult(np.empty(0, np.int64), [], {})
-    succ_d = ctx.device.to_device(s.astype(np.int32))
-    if method == "wylie":
-        ranks, rounds = run_wylie(ctx, succ_d, n)
-        stats = {"rounds": rounds}
-    elif method == "wylie-single-block":
-        ranks, rounds = run_wylie_single_block(ctx, succ_d, n)
-        stats = {"rounds": rounds}
-    else:
-        p = default_threads(ctx, n, packing) if threads is None else int(threads)
-        heads = cpu.heads_of(s)
-        ranks, stats = run_random_splitter(ctx, succ_d, s, heads, p=p, packing=packing,
-                                           splitters=splitters, seed=seed, walk=walk)
-    return RankResult(ranks, ctx.launches, stats)
+        return RankResult(dev.export(dev.zeros(0, np.int64), succ), [], {}, [])
+    need_heads = method == "random-splitter"
+    info = device_input.prepare(ctx, src, validate, need_heads)
+    succ_d = info.succ32
+    if method == "random-splitter" and packing == 64 and walk == "paper" \
+            and (succ_d is src or validate):
+        succ_d = dev.copy(succ_d)       # RS5 writes the ranks over it: not the caller's array
+    try:
+        if method == "wylie":
+            ranks, rounds = run_wylie(ctx, succ_d, n)
+            stats = {"rounds": rounds}
+        elif method == "wylie-single-block":
+            ranks, rounds = run_wylie_single_block(ctx, succ_d, n)
+            stats = {"rounds": rounds}
+        else:
+            p = default_threads(ctx, n, packing) if threads is None else int(threads)
+            ranks, stats = run_random_splitter(ctx, succ_d, n, info.heads, info.n_heads, p=p,
+                                               packing=packing, splitters=splitters, seed=seed,
+                                               walk=walk, host_succ=info.succ32.to_host)
+    except RuntimeError:
+        if validate:                    # did not converge: a cycle; name its nodes
+            device_input.diagnose(src)
+        raise
+    if validate:
+        device_input.check_ranks(ctx, info, ranks)
+    return RankResult(dev.export(ranks, succ), ctx.launches, stats, ctx.helpers)
