@@ -114,7 +114,7 @@ class CudaDevice(Device):
             arr = cp.asarray(obj)                 # a view: CuPy reads the interface
             if arr.device.id != self.index:
                 raise ValueError(f"the array is on cuda:{arr.device.id}, not on {self.name}")
-            if arr.ndim == 1 and not arr.flags.c_contiguous:
+            if not arr.flags.c_contiguous:
                 arr = cp.ascontiguousarray(arr)
         return DeviceArray(self, arr, int(arr.data.ptr))
 

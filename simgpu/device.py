@@ -126,9 +126,9 @@ class Device(ABC):
     def full(self, n: int, value, dtype) -> DeviceArray:
         return self.to_device(np.full(int(n), value, dtype=dtype))
 
-    def as_device_array(self, obj) -> DeviceArray | None:
-        """``obj``'s memory as a one-dimensional DeviceArray of this device, without a
-        copy, or None when ``obj`` is not device memory (a host array: the caller copies
+    def as_device_array(self, obj, ravel: bool = False) -> DeviceArray | None:
+        """``obj``'s memory as a one-dimensional DeviceArray of this device (``ravel``:
+        a multi-dimensional one flattened), without a copy, or None when ``obj`` is not device memory (a host array: the caller copies
         it with ``to_device``).  A DeviceArray of another device, or CUDA memory on a
         device that cannot read it, is a ValueError."""
         if isinstance(obj, DeviceArray):
@@ -141,6 +141,8 @@ class Device(ABC):
             arr = self._adopt(obj)
         else:
             return None
+        if ravel and len(arr.shape) > 1:          # C-contiguous (see _adopt): a view
+            arr = DeviceArray(self, arr._data.reshape(-1), arr.base)
         if len(arr.shape) != 1:
             raise ValueError(f"device arrays are one-dimensional here; got shape {arr.shape} "
                              "(flatten it on the device first)")

@@ -62,12 +62,17 @@ def label(n, edges, method="shiloach-vishkin", device="sim:gtx260", threads=None
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     if method == "sequential":
+        if simgpu.is_device_array(edges):      # the host reads a copy; labels stay on the host
+            src = edges if isinstance(edges, simgpu.DeviceArray) else \
+                simgpu.get_device("cuda").as_device_array(edges, ravel=True)
+            edges = src.to_host().reshape(-1, 2)
         return CCResult(labels=label_sequential(n, _as_edges(edges)))
     dev = simgpu.get_device(device)
     labels, rounds, launches, p, m = _sv.shiloach_vishkin(
-        n, edges, dev, threads=threads, seed=seed, launch_options=launch_options)
-    return CCResult(labels=labels, rounds=rounds, launches=launches, threads=p,
-                    directed_edges=m)
+        n, edges, dev, threads=threads, seed=seed, launch_options=launch_options,
+        device_out=True)
+    return CCResult(labels=dev.export(labels, edges), rounds=rounds, launches=launches,
+                    threads=p, directed_edges=m)
 
 
 def _as_edges(edges):
