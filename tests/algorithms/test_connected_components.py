@@ -41,7 +41,7 @@ def check(n, edges, **kw):
 # --- the API -----------------------------------------------------------------
 
 def test_methods_and_result():
-    assert cc.METHODS == ("sequential", "shiloach-vishkin")
+    assert cc.METHODS == ("sequential", "shiloach-vishkin", "union-find")
     n, edges = 7, [(0, 1), (1, 2), (4, 5), (6, 6)]
     for method in cc.METHODS:
         r = cc.label(n, edges, method=method)
