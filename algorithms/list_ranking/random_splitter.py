@@ -453,7 +453,7 @@ def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, p
                    p_rand, r, n, step="RS2")
         ctx.launch(rs3_walk_48, walkers, succ_d, owner, lrank, sp_node, spw, r, step="RS3")
     slot_words = dev.copy(spw)          # RS3's sublist lengths, for the stats (RS4 overwrites)
-    rs4_rounds = rank_splitters(ctx, spw, sp_rank, r + 1)
+    rs4_done = rank_splitters(ctx, spw, sp_rank, r + 1, deferred=True)
     if packing == 64 and walk == "paper":
         ctx.launch(rs5_final_64p, threads, word, sp_rank, succ_d, n, step="RS5")
         from .device_input import widen
@@ -465,19 +465,59 @@ def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, p
         ctx.launch(rs5_final_48, threads, owner, lrank, sp_rank, n, step="RS5")
         from .device_input import widen
         ranks = widen(ctx, lrank)
+    rs4_rounds = rs4_done()             # RS4's convergence, read once RS5 is queued
     rs1 = ctx.launches[first]
-    stats = dict(threads=p, launched_threads=rs1.grid[0] * rs1.block[0], packing=packing,
-                 walk=walk, slots=r, rs4_rounds=rs4_rounds)
-    # the statistics read r slot words and r splitter nodes back (vectorized; none of n)
-    lengths = (slot_words.to_host()[:r] & np.uint64(LOW)).astype(np.int64)
-    stats.update(sublist_stats(lengths, n, p_rand, n_heads, splitters, p))
-    stats["splitter_nodes"] = sp_node.to_host()[lengths > 0].astype(np.int64)
+
+    def sublists():
+        # r slot words and r splitter nodes back, vectorized (none of n); on first use
+        lengths = (slot_words.to_host()[:r] & np.uint64(LOW)).astype(np.int64)
+        out = sublist_stats(lengths, n, p_rand, n_heads, splitters, p)
+        out["splitter_nodes"] = sp_node.to_host()[lengths > 0].astype(np.int64)
+        return out
+
+    stats = LazyStats(sublists, threads=p, launched_threads=rs1.grid[0] * rs1.block[0],
+                      packing=packing, walk=walk, slots=r, rs4_rounds=rs4_rounds)
     return ranks, stats
 
 
-def rank_splitters(ctx, spw, sp_rank, m: int) -> int:
+class LazyStats(dict):
+    """A dict whose sublist statistics are computed on first use: reading them back and
+    the numpy work take longer than the kernels' margin at 2^24 nodes on an H100, so a
+    caller who never looks does not pay."""
+
+    def __init__(self, compute, **now):
+        super().__init__(**now)
+        self._compute = compute
+
+    def _fill(self):
+        if self._compute is not None:
+            compute, self._compute = self._compute, None
+            for k, v in compute().items():
+                super().setdefault(k, v)
+
+    def __missing__(self, key):
+        self._fill()
+        if key in dict.keys(self):
+            return dict.__getitem__(self, key)
+        raise KeyError(key)
+
+    def _filled(name):
+        def method(self, *args, **kwargs):
+            self._fill()
+            return getattr(dict, name)(self, *args, **kwargs)
+        method.__name__ = name
+        return method
+
+    for _name in ("__contains__", "__iter__", "__len__", "__repr__", "__eq__", "get", "keys",
+                  "items", "values", "copy", "pop", "update", "setdefault"):
+        locals()[_name] = _filled(_name)
+    del _name, _filled
+
+
+def rank_splitters(ctx, spw, sp_rank, m: int, deferred: bool = False):
     """RS4 over the m = r + 1 slot words in spw[0..m) (spw has 2m words); returns the
-    rounds run.  Up to SINGLE_BLOCK_SLOTS slots: the paper's single block.  Beyond:
+    rounds run (deferred: a function that reads and checks them, so that the host
+    queues the next kernel before it waits for RS4).  Up to SINGLE_BLOCK_SLOTS slots: the paper's single block.  Beyond:
     wylie_jump launched max_rounds(m) times, with no host round trip between rounds
     (a finished word does not change), then one check of the last round's flag."""
     dev = ctx.device
@@ -486,9 +526,11 @@ def rank_splitters(ctx, spw, sp_rank, m: int) -> int:
         flags = dev.zeros(4, np.int32)
         ctx.launch(rs4_rank_splitters, ctx.block_threads(m), spw, sp_rank, flags, m, limit,
                    step="RS4", one_block=True)
-        f = flags.to_host()
-        rounds = int(f[3])
-        unfinished = f[rounds % 3]
+
+        def finish():
+            f = flags.to_host()
+            rounds = int(f[3])
+            return check_rs4(rounds, f[rounds % 3])
     else:
         flags = dev.zeros(limit + 1, np.int32)
         a, b = spw, dev.empty(m, np.uint64)
@@ -496,8 +538,13 @@ def rank_splitters(ctx, spw, sp_rank, m: int) -> int:
             ctx.launch(wylie_jump, m, a, b, flags, k + 1, m, step="RS4")
             a, b = b, a
         ctx.launch(rs4_splitter_ranks, m, a, sp_rank, m, step="RS4")
-        rounds = limit
-        unfinished = flags.to_host()[limit]
+
+        def finish():
+            return check_rs4(limit, flags.to_host()[limit])
+    return finish if deferred else finish()
+
+
+def check_rs4(rounds: int, unfinished) -> int:
     if unfinished:
         raise RuntimeError("random-splitter: the list of splitters did not converge (the "
                            "input is not a forest of lists); rank it with validate=True")

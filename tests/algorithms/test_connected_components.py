@@ -113,7 +113,7 @@ def test_bad_inputs_raise_value_error(method, n, edges, message):
 
 
 @pytest.mark.parametrize("kw, message", [
-    (dict(method="union-find"), "unknown method"),
+    (dict(method="label-propagation"), "unknown method"),
     (dict(threads=0), "threads must be a positive integer"),
     (dict(threads=300), "whole number of blocks"),
     (dict(device="sim:nonexistent-gpu"), "unknown GPU config"),
