@@ -195,14 +195,25 @@ def list_ranking_rows(g, log2n, gather24, lines, verdicts):
                  f"({e2e_np / (h2d + k_all + d2h):.2f}x) |")
     lines.append("|  | steps (ms, one call): " + ", ".join(f"{k} {v:.3f}" for k, v in steps.items())
                  + " | | | | | | |")
+    sweep = []
+    for p in sorted({n // 128, n // 64, n // 32, r_on.stats["threads"]}):
+        times = []
+        for _ in range(3):
+            rp = LR.rank(d_succ, device=dev, threads=p, validate=False)
+            dev.synchronize()
+            times.append(kernel_ms(rp.launches))
+        sweep.append((float(np.median(times)), p))
+    best, best_p = min(sweep)
+    lines.append(f"|  | RS1..RS5 by p (validate=False): " + ", ".join(
+        f"p={p:,}: {t:.3f}" for t, p in sweep) + f"; default p = {r_on.stats['threads']:,}"
+        " | | | | | | |")
     verdicts.append(("rank() from device arrays / its kernels", f"2^{log2n}", e2e_on / k_all, 1.15))
     verdicts.append(("rank() from numpy / (H2D + kernels + D2H)", f"2^{log2n}",
                      e2e_np / (h2d + k_all + d2h), 1.15))
     verdicts.append(("rank() validation's added cost (e2e on / off)", f"2^{log2n}",
                      e2e_on / e2e_off, 1.10))
-    if log2n == 26 or log2n == max(ARGS.log2n):
-        verdicts.append(("RS1..RS5 / one random 64-bit read + write per node", f"2^{log2n}",
-                         k_rs / rw, 1.10))
+    verdicts.append((f"best RS1..RS5 (p = {best_p:,}) / one random 64-bit read + write per "
+                     "node", f"2^{log2n}", best / rw, 1.10))
 
 
 def cc_rows(g, name, n, edges, gather24, lines, verdicts, target):
@@ -236,11 +247,16 @@ def cc_rows(g, name, n, edges, gather24, lines, verdicts, target):
     k_sv = kernel_ms(sv.launches)
     assert np.array_equal(g.asnumpy(sv.labels), g.asnumpy(r_dev.labels)), "SV and UF differ"
     assert np.array_equal(r_np.labels, g.asnumpy(r_dev.labels))
+    per = {}
+    for x in r.launches:
+        per[x.kernel] = per.get(x.kernel, 0.0) + kernel_ms([x])
+    breakdown = ", ".join(f"{k} {v:.3f}" for k, v in per.items())
     lines.append(f"| {name} | {k_uf:.3f} ({k_uf / gather24:.2f} g24) | {k_csr:.3f} | "
                  f"{k_all:.3f} ({k_all / gather24:.2f} g24) | {e2e_dev:.3f} "
                  f"({e2e_dev / k_all:.2f}x) | {check[0]:.3f} | {e2e_np:.1f} vs {h2d:.1f} + "
                  f"{k_all:.2f} + {d2h:.1f} ({e2e_np / (h2d + k_all + d2h):.2f}x) | "
                  f"{k_sv:.2f} ({k_sv / gather24:.1f} g24, {sv.rounds} rounds) |")
+    lines.append(f"|  | one call, p = {r.threads:,}: {breakdown} | | | | | | |")
     verdicts.append((f"union-find kernels / gather24, {name}", "", k_uf / gather24, target))
     verdicts.append((f"label() from device arrays / its kernels, {name}", "", e2e_dev / k_all,
                      1.15))

@@ -307,10 +307,20 @@ def union_find_csr(n: int, off, adj, device, grid: int, block: int, launch,
     return labels
 
 
+def default_geometry(device, items: int):
+    """(grid, block): blocks of 256, one thread per item up to every thread the device
+    holds at once (sm_count x max_threads_per_sm).  The walks of union-find are chains of
+    dependent random reads: latency-bound, they need every resident warp (with
+    Shiloach-Vishkin's default of 128 blocks an H100 has 8 warps per SM)."""
+    from .shiloach_vishkin import BLOCK
+    resident = int(device.sm_count) * int(device.max_threads_per_sm)
+    return max(1, min(-(-items // BLOCK), resident // BLOCK)), BLOCK
+
+
 def union_find(n, edges, device, threads=None, seed=0, launch_options=None,
                warp_degree: int = WARP_DEGREE, block_degree: int = BLOCK_DEGREE):
     """label(..., method="union-find"): (labels int64 device array, launches, p, m_directed).
-    threads and launch_options as for Shiloach-Vishkin (every launch gets its own seed
+    threads (None: default_geometry) and launch_options as for Shiloach-Vishkin (every launch gets its own seed
     under schedule="random", derived from the base seed and its position)."""
     from .shiloach_vishkin import edge_input, geometry, host_edges
     from .sequential import validate_edges
@@ -323,7 +333,10 @@ def union_find(n, edges, device, threads=None, seed=0, launch_options=None,
         if len(arr):
             validate_edges(n, host_edges(arr))
         return device.zeros(0, np.int64), [], 0, 0
-    grid, block = geometry(threads, max(n, len(arr)))
+    if threads is None:
+        grid, block = default_geometry(device, max(n, len(arr)))
+    else:
+        grid, block = geometry(threads, max(n, len(arr)))
     opts = dict(launch_options or {})
     base_seed = opts.pop("seed", seed)
     randomized = opts.get("schedule", "fixed") == "random"

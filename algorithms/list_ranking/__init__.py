@@ -43,7 +43,8 @@ Threads.  ``threads`` is the number of GPU threads p.  Random splitter: the
 number of random splitters, one per thread (also the threads of RS1, RS2,
 RS3 and RS5).  The default is sm_count * max_threads_per_sm / 8 of the device
 (3,456 = 16 x 216 cores on the GTX 260: "a small factor times the number of
-cores", the paper's advice), at most 16,384 for packing=48, halved while
+cores", the paper's advice; on a real GPU at least n / 64, which an H100
+needs to hide its walks' latency), at most 16,384 for packing=48, halved while
 p log2 p > n so that the work O(n + p log p) stays O(n); never below 32.
 Wylie: the striding threads, by default one per node up to the device's
 resident threads (sm_count * max_threads_per_sm).  wylie-single-block: the
@@ -145,6 +146,11 @@ def default_threads(device, n: int, packing: int = 64) -> int:
     for packing=48."""
     ctx = device if isinstance(device, _Context) else _Context(device, 256, None)
     p = max(32, ctx.resident_threads() // 8)
+    if not ctx.device.is_simulated:
+        # a real GPU hides the walks' dependent reads only with many more walkers: on an
+        # H100 n/64 splitters was within 1% of the best p at 2^24 and 2^26 nodes
+        # (docs/results/gpu-list-ranking-h100.md); the simulated GPUs keep the paper's p
+        p = max(p, n // 64 // 32 * 32)
     if packing == 48:
         p = min(p, MAX_THREADS_48)
     while p > 32 and p * np.log2(p) > n:
