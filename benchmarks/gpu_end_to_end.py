@@ -257,6 +257,14 @@ def cc_rows(g, name, n, edges, gather24, lines, verdicts, target):
                  f"{k_all:.2f} + {d2h:.1f} ({e2e_np / (h2d + k_all + d2h):.2f}x) | "
                  f"{k_sv:.2f} ({k_sv / gather24:.1f} g24, {sv.rounds} rounds) |")
     lines.append(f"|  | one call, p = {r.threads:,}: {breakdown} | | | | | | |")
+    for p in (32768, 4 * r.threads):
+        rp = cc.label(n, d_edges, method="union-find", device=dev, threads=p)
+        g.sync()
+        dev.synchronize()
+        lines.append(f"|  | union-find kernels at p = {p:,}: "
+                     f"{kernel_ms([x for x in rp.launches if x.kernel in UF_KERNELS]):.3f}, "
+                     f"CSR {kernel_ms([x for x in rp.launches if x.kernel in CSR_KERNELS]):.3f}"
+                     " | | | | | | |")
     verdicts.append((f"union-find kernels / gather24, {name}", "", k_uf / gather24, target))
     verdicts.append((f"label() from device arrays / its kernels, {name}", "", e2e_dev / k_all,
                      1.15))
