@@ -308,13 +308,17 @@ def union_find_csr(n: int, off, adj, device, grid: int, block: int, launch,
 
 
 def default_geometry(device, items: int):
-    """(grid, block): blocks of 256, one thread per item up to every thread the device
-    holds at once (sm_count x max_threads_per_sm).  The walks of union-find are chains of
-    dependent random reads: latency-bound, they need every resident warp (with
-    Shiloach-Vishkin's default of 128 blocks an H100 has 8 warps per SM)."""
+    """(grid, block): blocks of 256, one thread per item up to four times the threads the
+    device holds at once (4 x sm_count x max_threads_per_sm).  The walks of union-find
+    are chains of dependent random reads: latency-bound, they need every resident warp,
+    and with more blocks than fit at once the GPU hands out blocks as others finish,
+    which balances the uneven walks better than long striding loops.  On an H100
+    (docs/results/gpu-end-to-end-h100.md, 2026-11-25) the union-find kernels took
+    3.25 / 2.15 / 1.83 ms on the uniform graph (2^22 / 2^24) at p = 32,768 /
+    270,336 (resident) / 1,081,344, and 11.70 / 5.26 / 2.75 ms on Kronecker 21/16."""
     from .shiloach_vishkin import BLOCK
     resident = int(device.sm_count) * int(device.max_threads_per_sm)
-    return max(1, min(-(-items // BLOCK), resident // BLOCK)), BLOCK
+    return max(1, min(-(-items // BLOCK), 4 * resident // BLOCK)), BLOCK
 
 
 def union_find(n, edges, device, threads=None, seed=0, launch_options=None,
