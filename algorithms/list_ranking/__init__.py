@@ -27,17 +27,36 @@ Methods (METHODS):
                         per step, its walk split over ``workers`` processes
                         (cpu.py): the paper's multi-core CPU baseline
 
-Validation (validate=True, O(n)): the input must be a 1-D integer array with
-n < 2^31 (node ids are int32 on the device), every successor in [0, n), no
-node with two predecessors, no cycle and so at least one tail; each failure
-is a ValueError naming the offending node(s) (sequential.validate_succ).  An
-empty list and n = 1 are fine.  The heads of the lists (random splitter) are
-found on the host, from the in-degrees, in both cases: they are part of the
-input's description, as node 0 is the head in the paper.  With
-validate=False invalid input is not caught up front: pointer jumping that
-does not converge in log2(n) rounds raises RuntimeError (Wylie, RS4), a
-kernel indexing out of bounds raises simgpu's KernelRuntimeError, other
-damage gives wrong ranks; nothing loops forever.
+Input and output.  ``succ`` may be a host array (numpy, a list) or device
+memory: a DeviceArray of ``device``, or, on the 'cuda' device, anything with
+``__cuda_array_interface__`` (a CuPy array, ...), int32 or int64 (uint32 /
+uint64 read as signed: ids >= 2^31 are out of range).  The device methods
+return ``ranks`` in the same kind of memory: numpy for a host array (one copy
+each way, page-locked on a GPU), a DeviceArray for a DeviceArray, a CuPy array
+for other CUDA memory; the caller's device array is never written.  Host
+methods read a copy and return numpy.
+
+Validation (device methods: device_input.py, every check a kernel; the host
+reads a few counters, never n values).  Always: every successor in [0, n) and
+at least one tail (a bad id would make the kernels read outside the arrays).
+With validate=True (default) also: no node with two predecessors and no
+cycle, checked from the result: a consistent ranking (rank[t] == 0 at tails,
+rank[i] == rank[succ[i]] + 1 elsewhere: one gather pass) exists only without
+a cycle, the in-degrees come from the head finding (several lists), and a
+single list's head must have rank n - 1.  Only when a check fails does the
+host copy succ back and run the sequential diagnosis, which names the
+offending node(s) in a ValueError (sequential.validate_succ); so do host
+methods, before they start.  An empty list and n = 1 are fine.  The heads
+of the lists (random splitter) are found on the device: for one list (one
+tail) as the one id no successor names (n(n-1)/2 minus the successors'
+sum, a streaming pass), else from in-degrees (atomics) and a block prefix
+sum.  With validate=False invalid input is not caught beyond the range
+check: pointer jumping that does not converge in log2(n) rounds raises
+RuntimeError (Wylie, RS4), other damage gives wrong ranks; nothing loops
+forever.  The one host pass left on a device method is splitters="even" (the
+paper's "perfect" splitters need every node's position: a sequential walk of
+a host copy).  ``RankResult.helper_launches`` holds these kernels' reports
+(report.extra["step"]: "check", "heads", "validate", "output").
 
 Threads.  ``threads`` is the number of GPU threads p.  Random splitter: the
 number of random splitters, one per thread (also the threads of RS1, RS2,
@@ -84,7 +103,7 @@ MAX_N = 2**31 - 1
 
 @dataclass
 class RankResult:
-    ranks: np.ndarray                              # int64 distance to the tail
+    ranks: object              # int64 distance to the tail: numpy, or device memory (above)
     launches: list = field(default_factory=list)   # LaunchReport per kernel launch, in order
     stats: dict = field(default_factory=dict)
     # the launches around the method's kernels (device_input.py: checks, heads, the
