@@ -89,6 +89,8 @@ class Environment(simpy.Environment):
         orders equal times by scheduling order).  The clock takes exactly the value
         the timeout would give it.  Otherwise remember the delay and return False."""
         delay = t - self._now
+        if -1e-6 < delay < 0:        # a cycle computed as a + (b - a): rounding, not the past
+            delay = 0.0
         at = self._now + delay
         if not SKIP_QUEUE or self._queue and self._queue[0][0] <= at:
             self.pending_delay = delay
