@@ -107,6 +107,25 @@ class CudaDevice(Device):
             arr = self.cp.zeros(n, dtype=dtype)      # on the device: no host array, no copy
         return DeviceArray(self, arr, int(arr.data.ptr))
 
+    def _adopt(self, obj):
+        """CUDA memory (CuPy or anything with __cuda_array_interface__) as a DeviceArray,
+        no copy; a non-contiguous one is made contiguous on the device."""
+        cp = self.cp
+        with cp.cuda.Device(self.index):
+            arr = cp.asarray(obj)                 # a view: CuPy reads the interface
+            if arr.device.id != self.index:
+                raise ValueError(f"the array is on cuda:{arr.device.id}, not on {self.name}")
+            if not arr.flags.c_contiguous:
+                arr = cp.ascontiguousarray(arr)
+        return DeviceArray(self, arr, int(arr.data.ptr))
+
+    def _export(self, arr):
+        return arr._data                          # a CuPy array
+
+    def _device_copy(self, dst, src):
+        with self.cp.cuda.Device(self.index):
+            dst._data[...] = src._data
+
     def _to_host(self, arr):
         host = np.empty(arr._data.shape, dtype=arr._data.dtype)
         with self.cp.cuda.Device(self.index), self._page_locked(host):

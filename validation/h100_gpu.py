@@ -34,7 +34,7 @@ import numpy as np
 import simgpu
 
 from . import heldout
-from ._gpu_tools import builtin
+from simgpu_apps.gpu_tools import validate as builtin
 
 RESULT = "h100_heldout_gpu.json"
 

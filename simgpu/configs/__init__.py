@@ -190,6 +190,9 @@ class IssueModel:
     warp_first_load_ns: float | None = _opt("how much later a warp's first global load is issued "
                                             "than its instruction is reached, in ns (default 0)",
                                             _NONNEGATIVE)
+    max_outstanding_misses_per_sm: int | None = _opt(
+        "MSHR-like bound: global transactions of loads and atomics one SM may have waiting "
+        "for their data; the next one waits for a slot (default: no bound)")
 
     @property
     def warp_instructions_per_cycle(self) -> float:
@@ -228,6 +231,18 @@ class MemoryModel:
     write_efficiency: float | None = _opt("fraction of the peak that writes sustain (default 1)")
     reorder: bool | None = _opt("first-ready scheduling: a request waiting for its bank does "
                                 "not hold up the partition's bus (default false: in order)", None)
+    interconnect_flit_bytes: int | None = _opt(
+        "bytes one port of the SM <-> partition interconnect moves per interconnect cycle "
+        "(default: no interconnect bandwidth model, only interconnect_latency_cycles)")
+    interconnect_clock_mhz: float | None = _opt("clock of the interconnect, in MHz "
+                                                "(required with interconnect_flit_bytes)")
+    interconnect_header_bytes: int | None = _opt(
+        "bytes of a packet's header (address, ids) besides its data (default 0)", _NONNEGATIVE)
+    interconnect_queue_packets: int | None = _opt(
+        "packets the queue at each port of the interconnect holds; a sender whose packet "
+        "finds it full waits (default: no bound)")
+    interconnect_sms_per_port: int | None = _opt(
+        "SMs that share one port of the interconnect (a TPC on GT200; default 1)")
 
     @property
     def computed_bandwidth_gbps(self) -> float:
@@ -263,6 +278,9 @@ class MemoryModel:
             value = getattr(self, name)
             if value is not None and value > 1:
                 err(name, f"{value} is a fraction of the peak: at most 1")
+        if (self.interconnect_flit_bytes is None) != (self.interconnect_clock_mhz is None):
+            err("interconnect_clock_mhz", "interconnect_flit_bytes and interconnect_clock_mhz go "
+                                          "together: give both or neither")
         if self.coalescing not in _COALESCING:
             err("coalescing", f"expected one of {', '.join(map(repr, _COALESCING))}, got {self.coalescing!r}")
 
@@ -356,6 +374,13 @@ class AtomicsModel:
     same_address_serialization_cycles: float = _f(
         "cycles between two atomics to the same address (with an L2: the time one sector "
         "of a warp's atomic request holds its L2 slice)", _NONNEGATIVE)
+    unit_cycles_per_operation: float | None = _opt(
+        "cycles the atomic unit (at a partition, or an L2 slice) takes per operation: its "
+        "throughput for distinct addresses (default: no limit besides the serialization)",
+        _NONNEGATIVE)
+    same_address_lanes_merged: bool | None = _opt(
+        "whether the unit does a warp's lanes on one transaction (an L2 sector) as one "
+        "operation (default false: one operation per lane, serialized per address)", None)
 
 
 @dataclass(frozen=True)

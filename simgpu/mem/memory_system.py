@@ -29,6 +29,7 @@ from .dram import AddressMap, Dram, Partition
 from .interconnect import Interconnect
 from .l1 import L1_SETS, L1Unit
 from .l2_slices import L2Slices
+from .mshr import Mshr
 from .request import Request
 from .address_space import PageTables
 from .tlb import TlbState, Translator  # noqa: F401  (TlbState: the type of ``tlbs``)
@@ -64,6 +65,8 @@ class MemorySystem:
         if tlbs is not None and getattr(config, "tlb", None) is not None:
             self.translator = Translator(config, tlbs, PageTables.for_config(config),
                                          self.walk_read)
+        limit = config.issue.max_outstanding_misses_per_sm
+        self.mshr = Mshr(limit, config.gpu.sm_count) if limit else None
         self.accepted = 0.0       # when the pipeline took the last request (>= its issue)
         self._drained = 0.0
 
@@ -105,7 +108,7 @@ class MemorySystem:
     # --- the pipeline ------------------------------------------------------------------
 
     def access(self, kind: str, addresses, sizes, t: float, sm: int = 0, *,
-               l1: bool = True) -> float:
+               l1: bool = True, lanes: dict | None = None) -> float:
         """Serve one warp instruction's transactions issued at cycle ``t`` by SM ``sm``;
         return when its data is back (a store: when it is acknowledged) and set
         :attr:`accepted`.  ``l1=False``: a load that passes the L1 by (a fresh load,
@@ -113,13 +116,42 @@ class MemorySystem:
 
         ``addresses`` and ``sizes`` are lists of ints (or int arrays): a warp
         instruction has at most 32 transactions, so plain Python beats numpy's
-        per-call overhead here.
+        per-call overhead here.  ``lanes`` (atomics): {word address: lanes on it},
+        for the atomic unit's serialization.
+
+        A load's or an atomic's transactions first take the SM's miss entries (where
+        the config bounds them, :mod:`~simgpu.mem.mshr`): those that find none free go
+        on later, as entries free, and the pipeline accepts the instruction then.
         """
         if not isinstance(addresses, list):
             addresses, sizes = np.asarray(addresses).tolist(), np.asarray(sizes).tolist()
+        mshr = self.mshr
+        if mshr is None or kind == "store" or not addresses:
+            return self._request(kind, addresses, sizes, t, sm, l1, lanes)
+        n, first, done, accepted = len(addresses), 0, t, t
+        if mshr.free_at(sm, t) >= n:      # the usual case (the engine waited for entries)
+            done = self._request(kind, addresses, sizes, t, sm, l1, lanes)
+            mshr.hold(sm, n, done)
+            return done
+        while first < n:
+            take, at = mshr.admit(sm, n - first, t)
+            end = first + take
+            back = self._request(kind, addresses[first:end], sizes[first:end], at, sm, l1, lanes)
+            mshr.hold(sm, take, back)
+            if back > done:
+                done = back
+            if self.accepted > accepted:
+                accepted = self.accepted
+            first, t = end, at
+        self.accepted = accepted
+        return done
+
+    def _request(self, kind, addresses, sizes, t, sm, l1, lanes) -> float:
+        """One request through the units (its miss entries taken)."""
         req = Request(kind, sm, t, addresses, sizes, l1)
         if self.translator is not None:
             self.translator.translate(req)
+        req.lanes = lanes
         if self.slices is not None:
             done = self.atomics.at_l2(req) if kind == "atomic" else self.slices.access(req)
         elif kind == "atomic":
@@ -135,7 +167,6 @@ class MemorySystem:
     def _uncached(self, req: Request) -> float:
         """Loads and stores of a GPU without caches: straight to the partitions."""
         t = req.translated
-        arrive = self.net.to_partition(t)
         by_part: dict = {}
         where, cache, interleave = self.amap.where, self.amap.cache, self.amap.interleave
         for a, s in zip(req.addresses, req.sizes):
@@ -146,12 +177,50 @@ class MemorySystem:
             else:
                 txns.append((w[1], w[2], s, a))
         done = t
-        write, serve, to_sm = req.kind == "store", self.dram.serve, self.net.to_sm
+        write, serve, net = req.kind == "store", self.dram.serve, self.net
+        if not net.modeled:                # a fixed latency each way
+            arrive = net.to_partition(t)
+            for part, txns in by_part.items():
+                finish = net.to_sm(serve(part, txns, arrive, write=write))
+                if finish > done:
+                    done = finish
+            return done
+        # over the interconnect's ports: the request's packets leave the SM's port as one
+        # batch, each partition's reach its port as one; the replies leave each
+        # partition's port as one batch and reach the SM's port as one
+        sm, flits, sizes = req.sm, net.flits, req.sizes
+        header = flits(0)
+        # one transaction size (the usual case): its packets' flits, else each one's
+        same = flits(sizes[0]) if sizes.count(sizes[0]) == len(sizes) else None
+        batches = []
+        total = 0
         for part, txns in by_part.items():
-            finish = to_sm(serve(part, txns, arrive, write=write))
-            if finish > done:
-                done = finish
-        return done
+            data = len(txns) * same if same is not None else sum([flits(s) for _, _, s, _ in txns])
+            out_flits, back_flits = (data, header * len(txns)) if write else \
+                (header * len(txns), data)
+            batches.append((part, txns, out_flits, back_flits))
+            total += out_flits
+        port = sm // net.per_port
+        left = t + net.sm_out[port].book(t, total)
+        net.flits_sent += total
+        # (Interconnect.leave_sm, to_port, leave_partition and reach_sm, inline: this is
+        # the hot path of the GT200's loads and stores)
+        part_in, part_out, queue, half = net.part_in, net.part_out, net.queue_cycles, net.half_trip
+        back_total, last = 0, t
+        for part, txns, out_flits, back_flits in batches:
+            wait = left - t + part_in[part].book(left, out_flits)
+            if wait > queue:                   # the partition's queue is full: held back
+                net.held += 1
+                if t + wait - queue > req.accepted:
+                    req.accepted = t + wait - queue
+            finish = serve(part, txns, t + half + wait, write=write)
+            finish += part_out[part].book(finish, back_flits)
+            if finish > last:
+                last = finish
+            back_total += back_flits
+        net.flits_sent += back_total
+        done = last + half + net.sm_in[port].book(last, back_total)
+        return done if done > t else t
 
     def walk_read(self, address: int, nbytes: int, t: float) -> float:
         """A page walker's read of ``nbytes`` of page-table data at physical ``address``,
@@ -189,7 +258,12 @@ class MemorySystem:
         if self.slices is not None:
             caches.update(self.slices.summary())
         dram = self.dram.summary(cycles)
+        extra = self.net.summary()
         if self.translator is not None:
-            caches.update(self.translator.summary())
-        return {**caches, **dram,
+            extra.update(self.translator.summary())
+        if self.atomics.operations:
+            extra["atomic_operations"] = self.atomics.operations
+        if self.mshr is not None and self.mshr.waits:
+            extra["mshr_waits"] = self.mshr.waits
+        return {**caches, **dram, **extra,
                 "achieved_gbps": dram["dram_bytes"] / seconds / 1e9 if seconds else 0.0}
