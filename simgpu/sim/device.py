@@ -143,6 +143,12 @@ class SimDevice(Device):
         arr._unset = None                  # every word written by the host
         self._record_copy("host_to_device", arr, arr.nbytes)
 
+    def _device_copy(self, dst, src):
+        dst._data[...] = src._data
+        # the copy has written what the source had written: its unset words stay unset
+        unset = getattr(src, "_unset", None)
+        dst._unset = unset.copy() if hasattr(unset, "copy") else unset
+
     def launch(self, kernel, grid, block, *args, engine: str | None = None,
                schedule: str = "fixed", seed: int = 0, check=None) -> LaunchReport:
         """Run ``kernel`` on the simulator.

@@ -99,3 +99,15 @@ def test_the_repositorys_shared_memory_kernels_write_before_they_read(case):
     dev = simgpu.get_device("sim:gtx260")
     kern, grid, block, *args = case(dev)
     dev.launch(kern, grid, block, *args, check="races,uninit")
+
+
+def test_a_device_copy_carries_what_was_written():
+    """dev.copy() writes on the device what its source held: a copy of a host-filled
+    array reads clean, a copy of an unwritten empty() array is still unwritten."""
+    dev = simgpu.get_device("sim:gtx260")
+    out = dev.zeros(64, np.int32)
+    filled = dev.copy(dev.to_device(np.arange(64, dtype=np.int32)))
+    dev.launch(copy, 1, 64, filled, out, 64, check="uninit")
+    assert out.to_host().tolist() == list(range(64))
+    with pytest.raises(UninitializedRead, match="never written"):
+        dev.launch(copy, 1, 64, dev.copy(dev.empty(64, np.int32)), out, 64, check="uninit")
