@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import connected_components, list_ranking
-from .report import write_outputs, write_report, verdict_line
+from .paper_document import write_outputs, write_paper_report, verdict_line
 from .runner import (Cache, Progress, code_version, connect_dask, dask_threads, fmt_seconds,
                      host_id, run_points)
 
@@ -218,7 +218,7 @@ def run_paper(out="out/paper", size_name: str = "quick", device: str = "sim:gtx2
                     figures_note=("PNG (matplotlib, Agg)" if draw else
                                   "PNG files skipped: matplotlib is not installed "
                                   "(pip install 'simgpu[plot]'); each figure's data is in its .csv"))
-    report = write_report(sections, out, meta, run_info)
+    report = write_paper_report(sections, out, meta, run_info)
     claims = [c for s in sections for c in s.claims]
     for p, e in errors.items():
         print(f"FAILED {p.label()}: {e}", file=stream)

@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 from .list_ranking import jsonable, make_device
-from .report import Claim, Figure, Panel, Section, Series, Table, pow2, size_range
+from .paper_document import Claim, Figure, Panel, Section, Series, Table, pow2, size_range
 from .runner import Point
 
 KERNELS = ("sv0_init", "sv1a_shortcut", "sv1b_mark", "sv2_hook", "sv3_hook_stagnant",

@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from .report import Claim, Figure, Panel, Section, Series, Table, fmt, pow2, size_range
+from .paper_document import Claim, Figure, Panel, Section, Series, Table, fmt, pow2, size_range
 from .runner import Point
 
 RS_STEPS = ("RS1", "RS2", "RS3", "RS4", "RS5")

@@ -53,7 +53,7 @@ has no fixed GPU-side cost per kernel; both figures are in the table.
 
 This file is the command line; the kernels, cases and the simulator's side are in
 calibrate_cases.py, the GPU's side (ncu children, CUDA graphs) in calibrate_gpu.py,
-the tables and loaders in calibrate_report.py.
+the tables and loaders in calibrate_tables.py.
 """
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ import simgpu
 
 from .calibrate_cases import measure_sim, plan
 from .calibrate_gpu import STEPS, child, measure_gpu, parse_steps
-from .calibrate_report import compare, load_gpu, load_sim, report
+from .calibrate_tables import compare, gpu_sweep_tables, load_gpu, load_sim
 
 
 def main(argv=None):
@@ -99,7 +99,7 @@ def main(argv=None):
             gpu, sim = load_gpu(args.compare[0]), load_sim(args.compare[1])
             text = compare(gpu, sim)
         else:
-            text = report(load_gpu(args.report))
+            text = gpu_sweep_tables(load_gpu(args.report))
         print(text)
         if args.md:
             pathlib.Path(args.md).write_text(text + "\n")
@@ -122,7 +122,7 @@ def main(argv=None):
         raise SystemExit(f"python -m simgpu_apps.gpu_tools.calibrate: {exc}") from None
     out = pathlib.Path(args.out or "calibration-gpu.json")
     result = measure_gpu(out, args.steps, args.budget)
-    text = report(result)
+    text = gpu_sweep_tables(result)
     out.with_suffix(".md").write_text(text + "\n")
     print(text)
 

@@ -1,6 +1,6 @@
 """The calibration's microbenchmarks (see calibrate.py): the kernels, the cases of each plan,
 how a case is set up on a device, the orders a plan can run in, and the simulator's side
-(``measure_sim``). The GPU's side is calibrate_gpu.py, the tables calibrate_report.py."""
+(``measure_sim``). The GPU's side is calibrate_gpu.py, the tables calibrate_tables.py."""
 from __future__ import annotations
 
 import dataclasses

@@ -344,7 +344,7 @@ CALIBRATION_SECTION = pathlib.Path(__file__).resolve().parents[2] / "docs" / "ca
     "calibration-h100-section.md"
 
 
-def write_report(path, table, device_name, selected, kernels, elapsed_note=""):
+def write_validation_page(path, table, device_name, selected, kernels, elapsed_note=""):
     lines = [f"# Validation: sim:h100 against {device_name}", "",
              f"Produced by `python -m simgpu_apps.gpu_tools.validate` on {datetime.date.today()}, "
              f"commit {_commit()}, {platform.node() or 'GPU machine'}. {elapsed_note}", ""]
@@ -484,7 +484,7 @@ def main(argv=None):
     sim = run_sim(selected, seeds, args.quick, args.jobs)
     manifest = json.loads((out / "manifest.json").read_text())
     table = compare(selected, sim, gpu_times, gpu_ncu, manifest)
-    write_report(out / "validation.md", table, f"{gpu_dev.gpu_name} ({gpu_dev.name})", selected,
+    write_validation_page(out / "validation.md", table, f"{gpu_dev.gpu_name} ({gpu_dev.name})", selected,
                  project_kernels())
     if args.docs:
         shutil.copy(out / "validation.md", pathlib.Path("docs") / "validation.md")

@@ -7,8 +7,8 @@ import simgpu
 from simgpu_apps.gpu_tools.calibrate import main
 from simgpu_apps.gpu_tools.calibrate_cases import Case, FULL, KERNELS, measure_sim, ordered, plan
 from simgpu_apps.gpu_tools.calibrate_gpu import TIME, parse_ncu, parse_steps, run_ncu
-from simgpu_apps.gpu_tools.calibrate_report import (
-    chase_latency, compare, compare_rows, gpu_figure, load_gpu, report)
+from simgpu_apps.gpu_tools.calibrate_tables import (
+    chase_latency, compare, compare_rows, gpu_figure, gpu_sweep_tables, load_gpu)
 
 NCU_CSV = '''==PROF== Connected to process 9
 "ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
@@ -90,7 +90,7 @@ def test_model_chase_costs_the_configured_latencies():
 
 def test_report_reads_a_gpu_sweep(quick_sim):
     _, sim = quick_sim
-    text = report(_fake_gpu(sim["rows"], 1.0, 2.5))
+    text = gpu_sweep_tables(_fake_gpu(sim["rows"], 1.0, 2.5))
     assert "Empty kernel" in text and "| copy | 16,384 |" in text and "ns per dependent load" in text
 
 

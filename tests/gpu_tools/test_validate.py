@@ -41,7 +41,7 @@ def test_every_case_runs_on_the_simulator_and_agrees_with_itself(tmp_path):
     table = V.compare(selected, a, b, [lc for _, (_, ls) in b.items() for lc in ls], manifest)
     assert all(r[2] for r in table["outputs"])
     assert all(r[7] == "equal" for r in table["counts"])
-    V.write_report(tmp_path / "v.md", table, "itself", selected, V.project_kernels())
+    V.write_validation_page(tmp_path / "v.md", table, "itself", selected, V.project_kernels())
     text = (tmp_path / "v.md").read_text()
     assert "runs bit-identical" in text and "## Kernels not validated by any case" in text
 
@@ -51,7 +51,7 @@ def test_the_report_gives_the_times_by_kernel(tmp_path):
              ("a", 1, 0, "k1", None, 1.0, 0.6), ("a", 1, 1, "k2", None, 1.0, None)]
     assert V.by_kernel(times) == {"k1": [0.5, 0.6], "k2": [1.1]}
     table = {"outputs": [], "counts": [], "times": times, "unpaired": []}
-    V.write_report(tmp_path / "v.md", table, "itself", [], {})
+    V.write_validation_page(tmp_path / "v.md", table, "itself", [], {})
     text = (tmp_path / "v.md").read_text()
     assert "| k1 | 2 | 0.55 | 0.50-0.60 | 0 |" in text and "| k2 | 1 | 1.10 | 1.10-1.10 | 1 |" in text
     assert text.index("| k1 |") < text.index("| k2 |")

@@ -1,5 +1,6 @@
-"""What the experiments produce (claims with verdicts, tables, figures) and the
-writers: Markdown + CSV tables, CSV figure data, and ``report.md``.
+"""The paper's document: what the experiments produce (claims with verdicts, tables,
+figures) and the writers: Markdown + CSV tables, CSV figure data, and ``report.md``
+(``write_paper_report``).
 
 A verdict is computed by the experiment from its measured numbers with a
 criterion stated beside it; this module only writes them down:
@@ -191,7 +192,7 @@ def verdict_line(c: Claim) -> str:
     return f"Verdict [{c.id}]: {c.verdict}"
 
 
-def write_report(sections, out: Path, meta: dict, run_info: dict) -> Path:
+def write_paper_report(sections, out: Path, meta: dict, run_info: dict) -> Path:
     """report.md: a summary of verdicts, then per figure/table the paper's claim,
     the criterion, the verdict and the numbers, with links to the files."""
     claims = [c for s in sections for c in s.claims]

@@ -1,5 +1,6 @@
-"""The calibration's tables (see calibrate.py): the GPU's sweep (``report``), the simulator
-against the GPU (``compare``), and the loaders that pool several runs' JSON files."""
+"""The calibration's tables (see calibrate.py): the GPU's sweep (``gpu_sweep_tables``),
+the simulator against the GPU (``compare``), and the loaders that pool several runs'
+JSON files."""
 from __future__ import annotations
 
 import json
@@ -32,7 +33,7 @@ def chase_latency(times: dict, n: int):
     return (t2 - t1) * 1e3 / (s2 - s1)
 
 
-def report(gpu: dict) -> str:
+def gpu_sweep_tables(gpu: dict) -> str:
     """The GPU's sweep: device times and rates by size and footprint, both cache states."""
     lines = [f"GPU sweep: {gpu['device']}, {gpu['date']}, `{gpu.get('script', '')}`; grid "
              f"{gpu.get('grid')} (blocks, threads). Times: Nsight Compute `gpu__time_duration` "
