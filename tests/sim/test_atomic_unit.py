@@ -76,6 +76,9 @@ def test_lanes_on_one_sector_are_one_operation_on_the_h100():
     dev = simgpu.get_device("sim:h100")
     dev.cache_control = "all"                               # both start with a cold L2
     c, out = dev.zeros(1, np.int32), dev.zeros(32, np.int32)
+    # A first launch on a device also pays its L1 TLB miss (10 cycles on the H100);
+    # warm the TLB so that both measured launches start alike.
+    dev.launch(lanes_add, 1, 32, c, out, 1, engine="timed")
     cycles = {n: dev.launch(lanes_add, 1, 32, c, out, n, engine="timed").cycles for n in (1, 32)}
     assert abs(cycles[32] - cycles[1]) <= 4
 
