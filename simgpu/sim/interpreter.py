@@ -26,28 +26,15 @@ import numpy as np
 
 from ..ir import nodes as ir
 from ..lang.errors import KernelRuntimeError
-from ..mem.access import MemoryAccess
 from . import warp
 from . import semantics as sem
 from .atomics import atomic_update, store_winners
 from .fast_paths import compiled
 from .lanes import LaneGroup
+from .memory_instructions import ArrayBinding, MemoryInstructions  # noqa: F401 (re-exported)
 from .ops import BINARY, COMPARE, LOGICAL, UNARY
 from .scoreboard import FENCE, Stall
 from .semantics import Frame, _nnz
-
-_new_object = object.__new__
-
-
-@dataclass
-class ArrayBinding:
-    """An array as the kernel sees it: its storage, base address and name."""
-    name: str
-    data: np.ndarray              # global: the device array; shared: rows x size, flattened
-    base: int = 0                 # byte address of element 0 (global memory)
-    space: str = "global"
-    size: int = 0                 # elements per block (shared) or in all (global)
-
 
 @dataclass
 class Barrier:
@@ -71,7 +58,7 @@ class Counters:
         self.divergent_branches += other.divergent_branches
 
 
-class Executor:
+class Executor(MemoryInstructions):
     """Runs one kernel over one :class:`LaneGroup`."""
 
     def __init__(self, group: LaneGroup, schedule, counters: Counters, lockstep: bool):
@@ -513,44 +500,3 @@ class Executor:
             returned = sem.call_leave(self, saved)
         self.temp_ready = returned if returned > before else before
         return sem.call_result(fn, callee, idx)
-
-    # --- memory helpers ------------------------------------------------------------
-
-    def binding(self, ref: ir.ArrayRef) -> ArrayBinding:
-        return self.frame.arrays[ref.name]
-
-    def element(self, node, b: ArrayBinding, index, idx):
-        """Storage positions of ``index`` (bounds-checked) for lanes ``idx``."""
-        size = b.size
-        pos = index.astype(np.int64)
-        # One unsigned compare finds negative and too-large indices alike (an
-        # index of a signed type is < 0 exactly when its int64 view as uint64
-        # is >= 2**63 > size; unsigned indices convert without changing value
-        # unless they exceed 2**63, which is out of bounds either way).
-        bad = pos.view(np.uint64) >= size if index.dtype.kind == "i" else index >= size
-        if _nnz(bad):
-            lanes = idx[bad]
-            where = "shared array" if b.space == "shared" else "array"
-            raise self.fault(node, f"index {int(index[bad][0])} is out of bounds for {where} "
-                                   f"'{b.name}' of length {size}", lanes,
-                             "check the index against the array's length (e.g. 'if i < n:')")
-        if b.space == "shared":
-            pos = self.group.block_row[idx] * size + pos
-        return pos
-
-    def access(self, kind, node, b: ArrayBinding, idx, index, pos=None) -> MemoryAccess:
-        """The record of one memory instruction; ``pos`` (from :meth:`element`) is the
-        int64 index itself for global arrays, which saves converting it again."""
-        g = self.group
-        word = b.data.dtype.itemsize
-        if pos is None or b.space != "global":
-            pos = index.astype(np.int64)
-        address = pos * word
-        address += b.base
-        # MemoryAccess(...) without the frozen dataclass's per-field object.__setattr__
-        # (a third of the cost of a warp's memory instruction in the timed engine).
-        acc = _new_object(MemoryAccess)
-        acc.__dict__.update(kind=kind, space=b.space, node=node, array=b.name,
-                            warp=g.warp[idx], lane=g.lane[idx], address=address, word_size=word,
-                            ready=0.0)       # a timed engine sets when its data are back
-        return acc
