@@ -262,8 +262,10 @@ def _fr_fcfs(txns, subs, bps) -> list:
         else:
             rest.append(i)
     if len(rest) > 2:
-        first: dict = {}                       # (bank, row) -> its first position
-        for i in rest:
-            first.setdefault((txns[i][0], txns[i][1]), i)
-        rest.sort(key=lambda i: first[txns[i][0], txns[i][1]])   # stable
+        keys = [(txns[i][0], txns[i][1]) for i in rest]
+        if len(set(keys)) < len(keys):         # a row asked for twice: group its requests
+            first: dict = {}                   # (bank, row) -> its first position
+            for i, key in zip(rest, keys):
+                first.setdefault(key, i)
+            rest.sort(key=lambda i: first[txns[i][0], txns[i][1]])   # stable
     return hits + rest

@@ -81,7 +81,10 @@ class SubChannel:
         self.t = timing
         self.banks = banks
         self.per_group = banks // timing.groups
-        self.open_row = [-1] * banks
+        # Rows stay open between launches (open-page policy) but this model's state is a
+        # launch's: a bank starts with a row of some earlier launch open (-2), so its first
+        # access precharges and activates; -1 is a closed bank (after a refresh).
+        self.open_row = [-2] * banks
         self.act_at = [_NEVER] * banks      # each bank's last activate
         self.col_ok = [0.0] * banks         # earliest column command (activate + tRCD)
         self.pre_ok = [0.0] * banks         # earliest precharge (tRAS, tRTP, tWR)
@@ -196,7 +199,7 @@ class SubChannel:
                 cmd = t
         else:
             self.activations += 1
-            if open_row[bank] >= 0:                  # close the open row first
+            if open_row[bank] != -1:                 # close the open row first
                 self.row_conflicts += 1
                 act = self.pre_ok[bank]
                 act = (act if act > t else t) + tm.rp

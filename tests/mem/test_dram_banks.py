@@ -21,10 +21,14 @@ def config(name="gtx260", **dram):
     return dataclasses.replace(cfg, dram=dataclasses.replace(cfg.dram, **dram)) if dram else cfg
 
 
-def channel(name="gtx260", **dram):
+def channel(name="gtx260", closed=True, **dram):
+    """A sub-channel of a (varied) bundled config; ``closed``: every bank precharged
+    (a launch's sub-channel starts with rows of earlier launches open instead)."""
     cfg = config(name, **dram)
-    t = Timing(cfg)
-    return SubChannel(t, cfg.memory.dram_banks_per_partition // cfg.dram.subchannels), cfg
+    sc = SubChannel(Timing(cfg), cfg.memory.dram_banks_per_partition // cfg.dram.subchannels)
+    if closed:
+        sc.open_row = [-1] * sc.banks
+    return sc, cfg
 
 
 def cycles(cfg):
@@ -50,6 +54,17 @@ def test_a_closed_bank_an_open_row_and_another_row():
     end, _ = sc.read(0, 2, 1, 2 * LATER)                 # another row: PRE, tRP, ACT, ...
     assert end == pytest.approx(2 * LATER + (d.trp + d.trcd + d.tcl) * k + burst)
     assert (sc.row_hits, sc.activations, sc.row_conflicts) == (1, 2, 1)
+
+
+def test_a_launch_finds_rows_of_earlier_launches_open():
+    """Rows stay open between launches; the first access of a launch to a bank closes
+    the row found there (tRP) before it activates its own."""
+    sc, cfg = channel(closed=False)
+    d = cfg.dram
+    k, burst = cycles(cfg)
+    end, _ = sc.read(3, 0, 1, 0.0)
+    assert end == pytest.approx((d.trp + d.trcd + d.tcl) * k + burst)
+    assert (sc.row_hits, sc.activations, sc.row_conflicts) == (0, 1, 1)
 
 
 def test_two_rows_of_one_bank_are_tras_plus_trp_apart():

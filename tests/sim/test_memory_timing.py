@@ -76,8 +76,8 @@ def shared_stride(out: Array[i32], stride: i32):
 
 def dram_load_cycles(dev, far=False):
     """An uncontended load that misses everywhere, by hand: out and back over the
-    interconnect; at a bank with no row open, an activate, tRCD to the read command,
-    CL to the data, and one burst (the L2's fill size spreads over the sub-channels,
+    interconnect; at its bank (which has a row of an earlier launch open) a
+    precharge, tRP to the activate, tRCD to the read command, CL to the data, and one burst (the L2's fill size spreads over the sub-channels,
     a burst each, read at once); ``far``: through the other half of a split L2 (the
     sector's home is there)."""
     m, d, cfg = dev.config.memory, dev.config.dram, dev.config
@@ -86,7 +86,7 @@ def dram_load_cycles(dev, far=False):
     burst_bytes = m.partition_width_bits // d.subchannels // 8 * d.burst_length
     assert fill <= burst_bytes * d.subchannels               # one burst per sub-channel
     burst = d.burst_length / m.data_rate * k
-    return (m.interconnect_latency_cycles + (d.trcd + d.tcl) * k + burst
+    return (m.interconnect_latency_cycles + (d.trp + d.trcd + d.tcl) * k + burst
             + (cfg.cache.l2_far_latency_cycles or 0 if far else 0))
 
 
