@@ -73,6 +73,8 @@ def main() -> None:
     ap.add_argument("--device", nargs="+", default=["sim:gtx260", "sim:h100"])
     ap.add_argument("--log2n", type=int, default=20)
     ap.add_argument("--engine", default="timed-block")
+    ap.add_argument("--shapes", nargs="+", default=None,
+                    help="run only these shapes (copy read-only write-only random)")
     args = ap.parse_args()
     print(f"# DRAM bandwidth, n = 2^{args.log2n} int32 words, engine {args.engine}, "
           f"{datetime.date.today()} (benchmarks/dram_bandwidth.py)")
@@ -87,6 +89,8 @@ def main() -> None:
         block = 256
         grid = threads // block
         for label, kern, kargs in cases:
+            if args.shapes and label.split()[0] not in args.shapes:
+                continue
             if cfg.cache.present:
                 dev.flush_caches()
             t0 = time.process_time()

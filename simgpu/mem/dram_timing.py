@@ -123,10 +123,11 @@ class SubChannel:
         self.queued_total += queued
         if queued > self.queued_max:
             self.queued_max = queued
-        enter = arrive
         if queued >= self.t.read_depth:                # full: wait for the first to leave
             enter = heappop(reads)
             self.stall += enter - arrive
+        else:
+            enter = arrive
         if self.pending and self.tail <= enter:
             self._drain(len(self.pending), self._reads_issued())   # an idle bus: the
                                                        # queued writes went first
@@ -163,24 +164,33 @@ class SubChannel:
         return max(self.reads) if self.reads else 0.0
 
     def _drain(self, k: int, now: float) -> None:
-        """Send the oldest ``k`` queued writes to the banks from ``now`` on (a write no
-        sooner than it arrived), open-row hits first, the rest grouped by row
-        (FR-FCFS within the drain)."""
+        """Send ``k`` queued writes to the banks from ``now`` on (a write no sooner
+        than it arrived), chosen FR-FCFS from the whole write queue."""
         pending = self.pending
         if k == 1:                                     # (the common case: one write)
             enter, bank, row, bursts = pending.pop(0)
             start, _ = self._access(bank, row, bursts, enter if enter > now else now, True)
             heappush(self.writes, start - self.t.wl)
             return
-        batch, self.pending = pending[:k], pending[k:]
+        # FR-FCFS over the whole write queue: the writes to open rows first, then the
+        # oldest write and every queued write to its row, and so on, until k are sent.
         open_row = self.open_row
-        first = [w for w in batch if open_row[w[1]] == w[2]]
-        if len(first) < k:
-            rest = [w for w in batch if open_row[w[1]] != w[2]]
-            rest.sort(key=_bank_row)                   # stable: arrival order within a row
-            first += rest
+        batch = [w for w in pending if open_row[w[1]] == w[2]][:k]
+        if len(batch) < k:
+            taken = set(map(id, batch))
+            rest = [w for w in pending if id(w) not in taken]
+            while len(batch) < k and rest:
+                bank, row = rest[0][1], rest[0][2]
+                same = [w for w in rest if w[1] == bank and w[2] == row][:k - len(batch)]
+                batch += same
+                taken.update(map(id, same))
+                rest = [w for w in rest if id(w) not in taken]
+            self.pending = rest
+        else:
+            taken = set(map(id, batch))
+            self.pending = [w for w in pending if id(w) not in taken]
         wl, writes, access = self.t.wl, self.writes, self._access
-        for enter, bank, row, bursts in first:
+        for enter, bank, row, bursts in batch:
             start, _ = access(bank, row, bursts, enter if enter > now else now, True)
             heappush(writes, start - wl)
 
@@ -220,9 +230,11 @@ class SubChannel:
         if tm.group_spacing:                         # one bank group: bursts tCCD_L apart
             group = bank // self.per_group
             span = burst + (bursts - 1) * tm.ccd_l
-            after = self.last_data_g[group] + tm.ccd_l
-            if after > first:
-                first = after
+            last = self.last_data_g[group]
+            # (kept to the group's latest burst; one placed well before it, into a gap,
+            # is not checked against the group's earlier ones)
+            if last - tm.ccd_l < first < last + tm.ccd_l:
+                first = last + tm.ccd_l
         else:
             span = burst + (bursts - 1) * tm.burst_slot
         starts = self.bus_start
@@ -338,8 +350,9 @@ class SubChannel:
         """The earliest data-bus slot of ``span`` cycles from ``first`` on, with the
         turnaround between reads and writes kept to both neighbours; recorded."""
         tm = self.t
-        self._prune(first)
         starts, ends, kinds = self.bus_start, self.bus_end, self.bus_write
+        if len(starts) > 32:
+            self._prune(first)
         wr, rw = tm.write_to_read, tm.rtw
         c = first
         i = bisect_right(starts, c)

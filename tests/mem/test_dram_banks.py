@@ -13,7 +13,14 @@ import simgpu
 from simgpu.configs import load_config
 from simgpu.mem.dram import AddressMap, Dram
 from simgpu.mem.dram_timing import SubChannel, Timing
+from simgpu.lang import Array, i32, kernel, threadIdx
 from simgpu.mem.memory_system import MemorySystem
+
+
+@kernel
+def two_strided_loads(a: Array[i32], out: Array[i32], stride: i32):
+    t = threadIdx.x
+    out[t] = a[t * stride] + a[t * stride + 16]
 
 
 def config(name="gtx260", **dram):
@@ -353,3 +360,30 @@ def test_a_streaming_copy_stays_below_the_peak():
     fraction = rep.extra["dram_bytes"] / seconds / 1e9 / dev.config.memory.peak_bandwidth_gbps
     assert 0.3 < fraction < 0.95
     assert rep.extra["activations"] > 0 and rep.extra["row_hits"] > 0
+
+
+def test_a_full_queue_holds_the_sms_next_memory_instruction(monkeypatch):
+    """One warp, two loads whose 32 transactions all go to partition 0: the first fills
+    the 16-deep read queue, so the SM's memory pipeline hands the second to the memory
+    system no sooner than the first was accepted."""
+    calls = []
+    real = MemorySystem.access
+
+    def access(self, kind, addresses, sizes, t, sm=0, **kw):
+        done = real(self, kind, addresses, sizes, t, sm, **kw)
+        calls.append((kind, t, self.accepted))
+        return done
+
+    monkeypatch.setattr(MemorySystem, "access", access)
+    dev = simgpu.get_device("sim:gtx260")
+    stride = 256 * 7 // 4                                # one partition's next chunk
+    a = dev.to_device(np.arange(32 * stride + 32, dtype=np.int32))
+    out = dev.zeros(32, np.int32)
+    rep = dev.launch(two_strided_loads, 1, 32, a, out, stride, engine="timed")
+    assert np.array_equal(out.to_host(), 2 * np.arange(32) * stride + 16)
+    loads = [c for c in calls if c[0] == "load"]
+    assert len(loads) >= 2
+    (_, t0, accepted0), (_, t1, _) = loads[0], loads[1]
+    assert accepted0 > t0                                # the queue was full
+    assert t1 >= accepted0                               # the next one waited for it
+    assert rep.extra["queue_full_stall_cycles"] > 0
