@@ -48,6 +48,7 @@ __all__ = [
     "Limits",
     "IssueModel",
     "MemoryModel",
+    "DramTiming",
     "CacheModel",
     "PcieModel",
     "AtomicsModel",
@@ -222,15 +223,9 @@ class MemoryModel:
     partition_interleave_bytes: int = _f("bytes mapped to one partition before moving to the next")
     dram_banks_per_partition: int = _f("DRAM banks per partition")
     row_buffer_bytes: int = _f("bytes of one open DRAM row")
-    row_hit_latency_ns: float = _f("DRAM access time to an open row, in ns", _NONNEGATIVE)
-    row_miss_latency_ns: float = _f("DRAM access time with precharge + activate, in ns", _NONNEGATIVE)
     min_access_bytes: int = _f("smallest memory transaction in bytes")
     interconnect_latency_cycles: int = _f("SM <-> partition round trip outside DRAM, in core cycles", _NONNEGATIVE)
     coalescing: str = _f('"half-warp" (CC 1.2/1.3 segments) or "sector" (CC 2.x+ 32-byte sectors)', None)
-    read_efficiency: float | None = _opt("fraction of the peak that reads sustain (default 1)")
-    write_efficiency: float | None = _opt("fraction of the peak that writes sustain (default 1)")
-    reorder: bool | None = _opt("first-ready scheduling: a request waiting for its bank does "
-                                "not hold up the partition's bus (default false: in order)", None)
     interconnect_flit_bytes: int | None = _opt(
         "bytes one port of the SM <-> partition interconnect moves per interconnect cycle "
         "(default: no interconnect bandwidth model, only interconnect_latency_cycles)")
@@ -268,21 +263,86 @@ class MemoryModel:
         if self.bus_width_bits % self.partitions:
             err("partitions",
                 f"bus_width_bits = {self.bus_width_bits} does not split evenly over {self.partitions} partitions")
-        if self.row_miss_latency_ns < self.row_hit_latency_ns:
-            err("row_miss_latency_ns",
-                f"{self.row_miss_latency_ns} ns is below row_hit_latency_ns = {self.row_hit_latency_ns} ns")
         if self.partition_interleave_bytes % self.min_access_bytes:
             err("partition_interleave_bytes",
                 f"{self.partition_interleave_bytes} is not a multiple of min_access_bytes = {self.min_access_bytes}")
-        for name in ("read_efficiency", "write_efficiency"):
-            value = getattr(self, name)
-            if value is not None and value > 1:
-                err(name, f"{value} is a fraction of the peak: at most 1")
         if (self.interconnect_flit_bytes is None) != (self.interconnect_clock_mhz is None):
             err("interconnect_clock_mhz", "interconnect_flit_bytes and interconnect_clock_mhz go "
                                           "together: give both or neither")
         if self.coalescing not in _COALESCING:
             err("coalescing", f"expected one of {', '.join(map(repr, _COALESCING))}, got {self.coalescing!r}")
+
+
+@dataclass(frozen=True)
+class DramTiming:
+    """``[dram]``: the DRAM devices behind each partition and their controller.
+
+    Timings are in cycles of ``memory.memory_clock_mhz`` (the memory clock, not
+    the SM clock; the model converts them).  A partition's bus is split into
+    ``subchannels`` (HBM pseudo-channels; 1 where the partition's chips work in
+    lockstep, as GDDR3's), each with its own data bus, banks and queues.
+    """
+
+    subchannels: int = _f("independent sub-channels per partition (HBM pseudo-channels), "
+                          "each with its own data bus and banks")
+    bank_groups: int = _f("bank groups per sub-channel (1: none)")
+    burst_length: int = _f("transfers per burst (BL); a burst moves sub-channel width x BL bits")
+    tcl: int = _f("read command to first data (CAS latency), memory cycles")
+    twl: int = _f("write command to first data (write latency), memory cycles", _NONNEGATIVE)
+    trcd: int = _f("activate to read/write command, memory cycles")
+    trp: int = _f("precharge to activate, memory cycles")
+    tras: int = _f("activate to precharge, memory cycles")
+    trc: int = _f("activate to activate in one bank, memory cycles")
+    trrd: int = _f("activate to activate in different banks (different bank groups), memory cycles",
+                   _NONNEGATIVE)
+    trrd_l: int = _f("activate to activate in one bank group, memory cycles", _NONNEGATIVE)
+    tfaw: int = _f("window in which at most four activates may issue (0: no such limit), "
+                   "memory cycles", _NONNEGATIVE)
+    tccd: int = _f("column command to column command (different bank groups), memory cycles")
+    tccd_l: int = _f("column command to column command in one bank group, memory cycles")
+    twtr: int = _f("end of write data to a read command, memory cycles", _NONNEGATIVE)
+    trtp: int = _f("read command to precharge, memory cycles", _NONNEGATIVE)
+    twr: int = _f("end of write data to precharge (write recovery), memory cycles", _NONNEGATIVE)
+    trtw: int = _f("idle data-bus cycles between read data and write data (bus turnaround), "
+                   "memory cycles", _NONNEGATIVE)
+    trefi: int = _f("interval between all-bank refreshes (0: refresh not modeled), memory cycles",
+                    _NONNEGATIVE)
+    trfc: int = _f("duration of an all-bank refresh, memory cycles", _NONNEGATIVE)
+    read_queue_depth: int = _f("reads a sub-channel's scheduler holds (its FR-FCFS window)")
+    write_queue_depth: int = _f("writes a sub-channel's write queue holds")
+    write_drain_high: int = _f("queued writes at which the sub-channel starts draining them")
+    write_drain_low: int = _f("queued writes left when a drain stops", _NONNEGATIVE)
+
+    def _check(self, err, memory: MemoryModel) -> None:
+        if memory.bus_width_bits // memory.partitions % self.subchannels:
+            err("subchannels", f"a {memory.partition_width_bits}-bit partition does not split into "
+                               f"{self.subchannels} sub-channels")
+        banks = memory.dram_banks_per_partition
+        if banks % self.subchannels or banks // self.subchannels % self.bank_groups:
+            err("bank_groups", f"memory.dram_banks_per_partition = {banks} does not split into "
+                               f"{self.subchannels} sub-channel(s) x {self.bank_groups} bank group(s)")
+        burst = memory.partition_width_bits // self.subchannels // 8 * self.burst_length
+        if memory.min_access_bytes % burst or memory.partition_interleave_bytes % (
+                burst * self.subchannels * self.bank_groups):
+            err("burst_length", f"a burst of {burst} B must divide memory.min_access_bytes = "
+                                f"{memory.min_access_bytes}, and the partition interleave "
+                                f"({memory.partition_interleave_bytes} B) must hold a burst in each "
+                                f"sub-channel and bank group")
+        if memory.row_buffer_bytes % burst:
+            err("burst_length", f"memory.row_buffer_bytes = {memory.row_buffer_bytes} is not a "
+                                f"whole number of {burst} B bursts")
+        if self.trc < self.tras:
+            err("trc", f"{self.trc} is below tras = {self.tras} (a row cycle contains the active time)")
+        if self.trrd_l < self.trrd or self.tccd_l < self.tccd:
+            err("trrd_l", "the same-bank-group limits (trrd_l, tccd_l) cannot be below trrd, tccd")
+        if not self.write_drain_low < self.write_drain_high <= self.write_queue_depth:
+            err("write_drain_high", f"expected write_drain_low < write_drain_high <= "
+                                    f"write_queue_depth, got {self.write_drain_low}, "
+                                    f"{self.write_drain_high}, {self.write_queue_depth}")
+
+    def memory_cycles_to_core(self, config) -> float:
+        """SM cycles per memory cycle."""
+        return config.gpu.core_clock_mhz / config.memory.memory_clock_mhz
 
 
 @dataclass(frozen=True)
@@ -431,6 +491,7 @@ _SECTIONS: dict[str, type] = {
     "limits": Limits,
     "issue": IssueModel,
     "memory": MemoryModel,
+    "dram": DramTiming,
     "cache": CacheModel,
     "pcie": PcieModel,
     "atomics": AtomicsModel,
@@ -447,6 +508,7 @@ class GPUConfig:
     limits: Limits
     issue: IssueModel
     memory: MemoryModel
+    dram: DramTiming
     cache: CacheModel
     pcie: PcieModel
     atomics: AtomicsModel
@@ -483,15 +545,17 @@ class GPUConfig:
             f"{mem.memory_clock_mhz:g} MHz x {mem.data_rate} = {mem.peak_bandwidth_gbps:g} GB/s peak",
             f"  partitions    {mem.partitions} x {mem.partition_width_bits}-bit, "
             f"{mem.partition_interleave_bytes} B interleave, {mem.dram_banks_per_partition} banks, "
-            f"{mem.row_buffer_bytes} B rows (hit {mem.row_hit_latency_ns:g} ns, miss {mem.row_miss_latency_ns:g} ns)",
+            f"{mem.row_buffer_bytes} B rows",
             f"  coalescing    {mem.coalescing}, {mem.min_access_bytes} B minimum access, "
             f"interconnect {mem.interconnect_latency_cycles} cycles",
         ]
-        dram = [f"reads at {mem.read_efficiency:g} of peak" if mem.read_efficiency else "",
-                f"writes at {mem.write_efficiency:g}" if mem.write_efficiency else "",
-                "first-ready scheduling" if mem.reorder else ""]
-        if any(dram):
-            lines.append("  DRAM          " + ", ".join(x for x in dram if x))
+        d = self.dram
+        lines.append(
+            f"  DRAM          {d.subchannels} sub-channel(s) x {d.bank_groups} bank group(s), BL{d.burst_length}; "
+            f"CL {d.tcl}, WL {d.twl}, tRCD {d.trcd}, tRP {d.trp}, tRAS {d.tras}, tRC {d.trc}, "
+            f"tRRD {d.trrd}/{d.trrd_l}, tFAW {d.tfaw}, tCCD {d.tccd}/{d.tccd_l}, tWTR {d.twtr} "
+            f"memory cycles; FR-FCFS over {d.read_queue_depth} reads, writes drained "
+            f"{d.write_drain_high}->{d.write_drain_low} of {d.write_queue_depth}")
         if c.present:
             l2bw = f", {c.l2_bandwidth_gbps:g} GB/s" if c.l2_bandwidth_gbps is not None else ""
             if c.l2_store_bandwidth_gbps or c.l2_combined_bandwidth_gbps:
@@ -662,6 +726,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>", key: str = "
     if parts["cache"].l2_halves == 2 and parts["memory"].partitions % 2:
         checker("cache")("l2_halves", f"2 halves need an even number of memory partitions "
                                       f"(memory.partitions = {parts['memory'].partitions})")
+    parts["dram"]._check(checker("dram"), parts["memory"])
     # The coalescing rule follows from the architecture; the key states it for
     # readers, so it must agree rather than silently not matter.
     rule = "sector" if parts["gpu"].arch_number >= 20 else "half-warp"

@@ -92,7 +92,7 @@ class L2Slices:
         dir_free = self.l2_free_dir[load]
         dir_per_cycle = self.l2_load_per_cycle if load else self.l2_store_per_cycle
         clock = self.clock                     # L2 entries hold ready times on the L2's clock
-        where, cache, interleave = self.amap.where, self.amap.cache, self.amap.interleave
+        where, cache, granule = self.amap.where, self.amap.cache, self.amap.granule
         split, far_latency = self.split, self.far_latency
         near = self.sm_half[sm] if split else 0
         mine = l2.halves[near]                 # the half beside this SM
@@ -119,7 +119,7 @@ class L2Slices:
                     if ready > done:
                         done = ready
                     continue
-            part, bank, row = cache.get(a // interleave) or where(a)
+            part, bank, row = cache.get(a // granule) or where(a)
             far = split and (part & 1) != near     # its home (L2.home, inlined) is the other half
             tag = a // l2_sector
             slice_ = part

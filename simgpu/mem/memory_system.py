@@ -49,8 +49,8 @@ class MemorySystem:
 
     def __init__(self, config, l2: L2 | None = None, tlbs: TlbState | None = None):
         self.config = config
-        self.amap = AddressMap(config.memory)
-        self.dram = Dram(config)
+        self.amap = AddressMap(config.memory, config.dram)
+        self.dram = Dram(config, self.amap)
         self.net = Interconnect(config)
         c = config.cache
         self.l2 = l2 if l2 is not None or not c.present else L2.for_config(c)
@@ -82,10 +82,13 @@ class MemorySystem:
 
     @property
     def drained(self) -> float:
-        """When the last transaction so far is done (stores and write-backs too)."""
-        if self.slices is not None and self.slices.drained > self._drained:
-            return self.slices.drained
-        return self._drained
+        """When the last transaction so far is done (stores and write-backs too: reading
+        it sends the writes still queued at the partitions to DRAM)."""
+        done = self._drained
+        if self.slices is not None and self.slices.drained > done:
+            done = self.slices.drained
+        written = self.dram.drain()
+        return written if written > done else done
 
     @drained.setter
     def drained(self, value: float) -> None:
@@ -152,6 +155,7 @@ class MemorySystem:
         if self.translator is not None:
             self.translator.translate(req)
         req.lanes = lanes
+        self.dram.wait = 0.0
         if self.slices is not None:
             done = self.atomics.at_l2(req) if kind == "atomic" else self.slices.access(req)
         elif kind == "atomic":
@@ -159,6 +163,12 @@ class MemorySystem:
         else:
             done = self._uncached(req)
         req.done = done
+        if self.dram.wait:
+            # Back-pressure: a transaction waited for a place in a full DRAM queue, so
+            # the SM's memory pipeline could not hand the request over any sooner.
+            accepted = req.issued + self.dram.wait
+            if accepted > req.accepted:
+                req.accepted = accepted
         self.accepted = req.accepted
         if done > self._drained:
             self._drained = done
@@ -168,9 +178,9 @@ class MemorySystem:
         """Loads and stores of a GPU without caches: straight to the partitions."""
         t = req.translated
         by_part: dict = {}
-        where, cache, interleave = self.amap.where, self.amap.cache, self.amap.interleave
+        where, cache, granule = self.amap.where, self.amap.cache, self.amap.granule
         for a, s in zip(req.addresses, req.sizes):
-            w = cache.get(a // interleave) or where(a)
+            w = cache.get(a // granule) or where(a)
             txns = by_part.get(w[0])
             if txns is None:
                 by_part[w[0]] = [(w[1], w[2], s, a)]

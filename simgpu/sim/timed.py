@@ -341,6 +341,8 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                     while any(c[0] <= ready and c[1] is None for c in late):
                         yield env.timeout(0)
                     ready = crossed(late, ready)
+                    if ready < env.now:          # (the clock may be an ulp past it)
+                        ready = env.now
                 if not env.skip_to(ready):
                     yield env.timeout(env.pending_delay)
                 continue

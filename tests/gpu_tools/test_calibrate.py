@@ -80,7 +80,8 @@ def test_model_chase_costs_the_configured_latencies():
     rows = measure_sim(dev, cases)
     for state, expect in (("warm", cfg.cache.l2_latency_cycles),
                           ("cold", cfg.memory.interconnect_latency_cycles
-                           + cfg.memory.row_miss_latency_ns * cfg.gpu.core_clock_mhz / 1e3
+                           + (cfg.dram.trp + cfg.dram.trcd + cfg.dram.tcl)   # a row conflict
+                           * cfg.gpu.core_clock_mhz / cfg.memory.memory_clock_mhz
                            + cfg.cache.l2_far_latency_cycles / 2)):
         times = {(r["bench"], r["n"], r["steps"]): r["us"] for r in rows if r["state"] == state}
         cycles = chase_latency(times, n) * cfg.gpu.core_clock_mhz / 1e3

@@ -217,22 +217,35 @@ def test_l1_sets_is_optional_and_checked(tmp_path):
         load_config(too_many)
 
 
-def test_efficiencies_and_l2_fill_are_checked(tmp_path):
+def test_dram_keys_and_l2_fill_are_checked(tmp_path):
     h100 = (BUNDLED / "h100.toml").read_text(encoding="utf-8")
-    over = write_variant(tmp_path, ("read_efficiency", "read_efficiency = 1.5"), text=h100,
-                         name="a.toml")
-    with pytest.raises(ConfigError, match=r"read_efficiency: 1.5 is a fraction of the peak"):
-        load_config(over)
+    drain = write_variant(tmp_path, ("write_drain_high", "write_drain_high = 70"), text=h100,
+                          name="a.toml")
+    with pytest.raises(ConfigError, match=r"dram.write_drain_high: expected write_drain_low < "
+                                          r"write_drain_high <= write_queue_depth, got 32, 70, 64"):
+        load_config(drain)
+    groups = write_variant(tmp_path, ("bank_groups", "bank_groups = 3"), text=h100, name="d.toml")
+    with pytest.raises(ConfigError, match=r"dram.bank_groups: memory.dram_banks_per_partition = "
+                                          r"32 does not split"):
+        load_config(groups)
+    rc = write_variant(tmp_path, ("trc", "trc = 20"), text=h100, name="e.toml")
+    with pytest.raises(ConfigError, match=r"dram.trc: 20 is below tras = 79"):
+        load_config(rc)
+    # the sustained rates are no longer config keys: they follow from the timings
+    old = write_variant(tmp_path, ("min_access_bytes", "min_access_bytes = 32\nread_efficiency = 0.67"),
+                        text=h100, name="f.toml")
+    with pytest.raises(ConfigError, match=r"memory.read_efficiency: unknown key"):
+        load_config(old)
     odd = write_variant(tmp_path, ("l2_fill_bytes", "l2_fill_bytes = 48"), text=h100,
                         name="b.toml")
     with pytest.raises(ConfigError, match=r"l2_fill_bytes: 48 is not a multiple of sector_bytes"):
         load_config(odd)
     plain = write_variant(tmp_path, *((k, None) for k in (
-        "read_efficiency", "write_efficiency", "reorder", "l2_store_bandwidth_gbps",
+        "l2_store_bandwidth_gbps",
         "l2_combined_bandwidth_gbps", "l2_dirty_bytes", "l2_fill_bytes", "kernel_fixed_us",
         "block_dispatch_ns")), text=h100, name="c.toml")
     cfg = load_config(plain)                 # every one of them optional
-    assert cfg.memory.reorder is None and cfg.cache.l2_fill_bytes is None
+    assert cfg.cache.l2_fill_bytes is None
     assert cfg.issue.kernel_fixed_us is None
 
 

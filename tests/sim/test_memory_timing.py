@@ -77,15 +77,17 @@ def shared_stride(out: Array[i32], stride: i32):
 
 def dram_load_cycles(dev, far=False):
     """An uncontended load that misses everywhere, by hand: out and back over the
-    interconnect, a row activation, one burst of the L2's fill size at the
-    partition's sustained read rate, the column latency; ``far``: through the other
-    half of a split L2 (the sector's home is there)."""
-    m, cfg = dev.config.memory, dev.config
-    cycle_ns = 1e3 / cfg.gpu.core_clock_mhz
+    interconnect; at its bank (which has a row of an earlier launch open) a
+    precharge, tRP to the activate, tRCD to the read command, CL to the data, and one burst (the L2's fill size spreads over the sub-channels,
+    a burst each, read at once); ``far``: through the other half of a split L2 (the
+    sector's home is there)."""
+    m, d, cfg = dev.config.memory, dev.config.dram, dev.config
+    k = cfg.gpu.core_clock_mhz / m.memory_clock_mhz          # SM cycles per memory cycle
     fill = cfg.cache.l2_fill_bytes or cfg.cache.sector_bytes
-    burst = fill / (m.peak_bandwidth_gbps * (m.read_efficiency or 1) / m.partitions * cycle_ns)
-    return (m.interconnect_latency_cycles + (m.row_miss_latency_ns - m.row_hit_latency_ns) / cycle_ns
-            + burst + m.row_hit_latency_ns / cycle_ns
+    burst_bytes = m.partition_width_bits // d.subchannels // 8 * d.burst_length
+    assert fill <= burst_bytes * d.subchannels               # one burst per sub-channel
+    burst = d.burst_length / m.data_rate * k
+    return (m.interconnect_latency_cycles + (d.trp + d.trcd + d.tcl) * k + burst
             + (cfg.cache.l2_far_latency_cycles or 0 if far else 0))
 
 
@@ -287,38 +289,6 @@ def memory(device="sim:h100", tmp_path=None, **values):
     cfg = variant(device.split(":")[1], tmp_path, **values).config if values else \
         simgpu.get_device(device).config
     return MemorySystem(cfg)
-
-
-def test_first_ready_partitions_let_a_free_bank_pass_a_busy_one():
-    """Two transactions for bank 0 (different rows), then one for bank 1: in order,
-    the third waits for the bus behind the second, which waits for its bank; with
-    reorder it is done as soon as its own bank and a bus slot allow."""
-    import dataclasses
-    from simgpu.mem.memory_system import MemorySystem
-    txns = [(0, 1, 32, 0), (0, 2, 32, 0), (1, 1, 32, 0)]
-    cfg = simgpu.get_device("sim:gtx260").config        # in order (no reorder key)
-    done = {}
-    for reorder in (False, True):
-        c = dataclasses.replace(cfg, memory=dataclasses.replace(cfg.memory, reorder=reorder))
-        ms = MemorySystem(c)
-        _, done[reorder] = ms.dram.serve(0, txns, 0.0, [])
-    in_order, first_ready = done[False], done[True]
-    assert in_order[0] == first_ready[0] and in_order[1] == first_ready[1]
-    assert in_order[2] > in_order[1]                # held behind bank 0's second row
-    data = 32 / ms.dram.bytes_per_cycle
-    # first ready: bank 1 opens its row at once and takes the third bus slot
-    assert first_ready[2] == pytest.approx(max(ms.dram.activate + data, 3 * data) + ms.dram.hit)
-    assert first_ready[2] < in_order[2]
-
-
-def test_reads_and_writes_take_the_bus_at_their_sustained_rates():
-    ms = memory()
-    m = simgpu.get_device("sim:h100").config.memory
-    read = ms.dram.serve(0, [(0, 1, 32, 0)], 0.0)
-    write = ms.dram.serve(1, [(0, 1, 32, 0)], 0.0, write=True)
-    base = ms.dram.activate + ms.dram.hit
-    assert read - base == pytest.approx(32 / (ms.dram.bytes_per_cycle * m.read_efficiency))
-    assert write - base == pytest.approx(32 / (ms.dram.bytes_per_cycle * m.write_efficiency))
 
 
 def test_a_load_miss_fills_the_l2_block_in_one_transaction():
@@ -664,7 +634,7 @@ def test_an_atomic_on_a_sector_not_in_the_l2_waits_for_it_from_dram():
     load = memory().access("load", [0], [4], 0.0)          # a load miss of the same sector
     assert ms.parts[0].transactions == 1 and ms.parts[0].bytes == 64
     assert cold == pytest.approx(load + hold + ms.atomics.latency - ms.slices.l2_latency)
-    assert cold > hold + ms.atomics.latency + ms.dram.activate     # more than a warm one: DRAM's
+    assert cold > hold + ms.atomics.latency + ms.dram.timing.rcd   # more than a warm one: DRAM's
     assert ms.access("atomic", [32], [4], 0.0) == pytest.approx(cold)
     assert ms.parts[0].transactions == 1
     warm = ms.access("atomic", [0], [4], cold) - cold
