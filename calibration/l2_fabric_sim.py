@@ -55,7 +55,7 @@ def simulate(mib: int = MIB, device: str = "sim:h100") -> str:
     mem = dev.zeros(3 * ints, np.int32)
     out = dev.zeros(1, np.int32)
     role, worker, workers = (dev.to_device(np.array(v, np.int32)) for v in (half, rank, count))
-    fixed = cfg.issue.kernel_fixed_us or 0.0
+    fixed = cfg.issue.kernel_fixed_us
 
     def launch(modes):
         """modes: [(mode, src buffer, dst buffer)] for half 0 and 1 -> body us."""

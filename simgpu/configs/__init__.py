@@ -80,9 +80,10 @@ def _f(doc: str, minimum: str | None = _POSITIVE, default: Any = dataclasses.MIS
     return field(default=default, metadata={"doc": doc, "min": minimum})
 
 
-def _opt(doc: str, minimum: str | None = _POSITIVE):
-    """A key that may be omitted (it then reads as None)."""
-    return field(default=None, metadata={"doc": doc, "min": minimum, "optional": True})
+def _opt(doc: str, minimum: str | None = _POSITIVE, default: Any = None):
+    """A key that may be omitted: it then reads as ``default``, which the loader fills in
+    after validating what the file gave (None: the feature is off, e.g. no bound)."""
+    return field(default=default, metadata={"doc": doc, "min": minimum, "optional": True})
 
 
 # --------------------------------------------------------------------------- #
@@ -184,13 +185,12 @@ class IssueModel:
     alu_latency_cycles: int = _f("cycles until an arithmetic result can be read")
     shared_memory_latency_cycles: int = _f("cycles of a shared-memory load")
     kernel_launch_overhead_us: float = _f("time added per kernel launch, in microseconds", _NONNEGATIVE)
-    kernel_fixed_us: float | None = _opt("the GPU's own fixed time per kernel (dispatch, drain), "
-                                         "in microseconds (default 0)", _NONNEGATIVE)
-    block_dispatch_ns: float | None = _opt("the GPU's time per thread block on top of it, in ns "
-                                           "(default 0)", _NONNEGATIVE)
-    warp_first_load_ns: float | None = _opt("how much later a warp's first global load is issued "
-                                            "than its instruction is reached, in ns (default 0)",
-                                            _NONNEGATIVE)
+    kernel_fixed_us: float = _opt("the GPU's own fixed time per kernel (dispatch, drain), "
+                                  "in microseconds", _NONNEGATIVE, 0.0)
+    block_dispatch_ns: float = _opt("the GPU's time per thread block on top of it, in ns",
+                                    _NONNEGATIVE, 0.0)
+    warp_first_load_ns: float = _opt("how much later a warp's first global load is issued "
+                                     "than its instruction is reached, in ns", _NONNEGATIVE, 0.0)
     max_outstanding_misses_per_sm: int | None = _opt(
         "MSHR-like bound: global transactions of loads and atomics one SM may have waiting "
         "for their data; the next one waits for a slot (default: no bound)")
@@ -231,13 +231,13 @@ class MemoryModel:
         "(default: no interconnect bandwidth model, only interconnect_latency_cycles)")
     interconnect_clock_mhz: float | None = _opt("clock of the interconnect, in MHz "
                                                 "(required with interconnect_flit_bytes)")
-    interconnect_header_bytes: int | None = _opt(
-        "bytes of a packet's header (address, ids) besides its data (default 0)", _NONNEGATIVE)
+    interconnect_header_bytes: int = _opt(
+        "bytes of a packet's header (address, ids) besides its data", _NONNEGATIVE, 0)
     interconnect_queue_packets: int | None = _opt(
         "packets the queue at each port of the interconnect holds; a sender whose packet "
         "finds it full waits (default: no bound)")
-    interconnect_sms_per_port: int | None = _opt(
-        "SMs that share one port of the interconnect (a TPC on GT200; default 1)")
+    interconnect_sms_per_port: int = _opt(
+        "SMs that share one port of the interconnect (a TPC on GT200)", _POSITIVE, 1)
 
     @property
     def computed_bandwidth_gbps(self) -> float:
@@ -358,7 +358,7 @@ class CacheModel:
     l1_line_bytes: int | None = _opt("L1 line size in bytes")
     sector_bytes: int | None = _opt("sector size in bytes")
     l1_latency_cycles: int | None = _opt("cycles of an L1 hit")
-    l1_sets: int | None = _opt("sets of the L1 (its ways follow from its size); default 4")
+    l1_sets: int | None = _opt("sets of the L1 (its ways follow from its size)", _POSITIVE, 4)
     l2_bytes: int | None = _opt("L2 size in bytes")
     l2_latency_cycles: int | None = _opt("cycles of an L2 hit")
     l2_bandwidth_gbps: float | None = _opt("L2 bandwidth in GB/s (loads)")
@@ -371,10 +371,10 @@ class CacheModel:
     l2_fill_bytes: int | None = _opt("bytes fetched from DRAM per L2 load miss, a multiple of "
                                      "sector_bytes (default: one sector)")
 
-    l2_halves: int | None = _opt("1 (default) or 2: an L2 split in two halves that each cache "
-                                 "what their own SMs read (Ampere, Hopper)")
+    l2_halves: int | None = _opt("1 or 2: an L2 split in two halves that each cache "
+                                 "what their own SMs read (Ampere, Hopper)", _POSITIVE, 1)
     l2_far_latency_cycles: int | None = _opt("with two halves: cycles more for data from the "
-                                             "other half (default 0)")
+                                             "other half", _POSITIVE, 0)
 
     l2_fabric_bandwidth_gbps: float | None = _opt("with two halves: GB/s of the link each way "
                                                   "between them, shared by the store data and "
@@ -383,7 +383,7 @@ class CacheModel:
 
     l2_request_cycles: float | None = _opt("cycles an L2 slice takes per request (an "
                                            "instruction's sectors of one 128-B line), besides "
-                                           "its bytes (default 0)")
+                                           "its bytes", _POSITIVE, 0.0)
 
     _OPTIONAL_WHEN_PRESENT = ("l2_request_cycles", "l2_bandwidth_gbps", "l2_store_bandwidth_gbps",
                               "l2_combined_bandwidth_gbps", "l1_sets", "l2_dirty_bytes",
@@ -434,13 +434,13 @@ class AtomicsModel:
     same_address_serialization_cycles: float = _f(
         "cycles between two atomics to the same address (with an L2: the time one sector "
         "of a warp's atomic request holds its L2 slice)", _NONNEGATIVE)
-    unit_cycles_per_operation: float | None = _opt(
+    unit_cycles_per_operation: float = _opt(
         "cycles the atomic unit (at a partition, or an L2 slice) takes per operation: its "
-        "throughput for distinct addresses (default: no limit besides the serialization)",
-        _NONNEGATIVE)
-    same_address_lanes_merged: bool | None = _opt(
+        "throughput for distinct addresses (0: no limit besides the serialization)",
+        _NONNEGATIVE, 0.0)
+    same_address_lanes_merged: bool = _opt(
         "whether the unit does a warp's lanes on one transaction (an L2 sector) as one "
-        "operation (default false: one operation per lane, serialized per address)", None)
+        "operation (false: one operation per lane, serialized per address)", None, False)
 
 
 @dataclass(frozen=True)
@@ -567,7 +567,7 @@ class GPUConfig:
                 f"L2 {_size(c.l2_bytes)} ({c.l2_latency_cycles} cycles{l2bw})")
             extra = [f"{_size(c.l2_dirty_bytes)} dirty at most" if c.l2_dirty_bytes else "",
                      f"{c.l2_fill_bytes} B per miss" if c.l2_fill_bytes else "",
-                     f"2 halves (the far one +{c.l2_far_latency_cycles or 0} cycles"
+                     f"2 halves (the far one +{c.l2_far_latency_cycles} cycles"
                      + (f", {c.l2_fabric_bandwidth_gbps:g} GB/s each way between them"
                         if c.l2_fabric_bandwidth_gbps else "") + ")"
                      if c.l2_halves == 2 else "",
@@ -587,7 +587,7 @@ class GPUConfig:
             f"{lim.max_registers_per_thread} registers/thread",
             f"  host link     PCIe gen {p.generation}, {p.bandwidth_gbps:g} GB/s, {p.latency_us:g} us per copy; "
             f"launch {iss.kernel_launch_overhead_us:g} us"
-            + (f"; GPU {iss.kernel_fixed_us or 0:g} us + {iss.block_dispatch_ns or 0:g} ns/block "
+            + (f"; GPU {iss.kernel_fixed_us:g} us + {iss.block_dispatch_ns:g} ns/block "
                "per kernel" if iss.kernel_fixed_us or iss.block_dispatch_ns else ""),
             f"  atomics       {self.atomics.global_atomic_latency_cycles} cycles, same address every "
             f"{self.atomics.same_address_serialization_cycles:g} cycles",
@@ -678,7 +678,8 @@ def _parse_section(cls: type, table: Any, section: str, source: str):
     values = {}
     for f in flds:
         doc, minimum = f.metadata.get("doc", ""), f.metadata.get("min")
-        expected = _type_text(typing.get_args(hints[f.name])[0] if f.metadata.get("optional") else hints[f.name])
+        union = typing.get_args(hints[f.name]) if f.metadata.get("optional") else ()
+        expected = _type_text(union[0] if union else hints[f.name])
         if minimum == _POSITIVE and expected in ("an integer", "a number"):
             expected = "a positive " + expected.split(" ", 1)[1]
         elif minimum == _NONNEGATIVE:
@@ -733,7 +734,19 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>", key: str = "
     if parts["memory"].coalescing != rule:
         checker("memory")("coalescing", f"{parts['gpu'].arch} coalesces by {rule!r}, "
                           f"not {parts['memory'].coalescing!r} (the rule follows from gpu.arch)")
+    parts = {section: _with_defaults(part) for section, part in parts.items()}
     return GPUConfig(**parts, key=key, source=source)
+
+
+def _with_defaults(part):
+    """``part`` with each omitted optional key set to its schema default.  The checks
+    run before, on what the file gave (None where omitted); an absent cache
+    (``present = false``) keeps every key None."""
+    if isinstance(part, CacheModel) and not part.present:
+        return part
+    fill = {f.name: f.default for f in dataclasses.fields(part)
+            if f.metadata.get("optional") and f.default is not None and getattr(part, f.name) is None}
+    return dataclasses.replace(part, **fill) if fill else part
 
 
 def _parse_text(text: str, source: str, key: str) -> GPUConfig:

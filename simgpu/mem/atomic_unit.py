@@ -26,8 +26,8 @@ class AtomicUnit:
         a = config.atomics
         self.latency = a.global_atomic_latency_cycles
         self.same_address = a.same_address_serialization_cycles
-        self.unit_cycles = a.unit_cycles_per_operation or 0.0
-        self.merged = bool(a.same_address_lanes_merged)
+        self.unit_cycles = a.unit_cycles_per_operation
+        self.merged = a.same_address_lanes_merged
         self.amap, self.dram, self.net, self.slices = amap, dram, net, slices
         self.address_free: dict = {}              # address -> when its next operation may start
         self.unit_free = [0.0] * config.memory.partitions

@@ -102,9 +102,9 @@ class Interconnect:
         if not self.modeled:
             return
         self.flit = m.interconnect_flit_bytes
-        self.header = m.interconnect_header_bytes or 0
+        self.header = m.interconnect_header_bytes
         flit_cycles = config.gpu.core_clock_mhz / m.interconnect_clock_mhz
-        self.per_port = m.interconnect_sms_per_port or 1
+        self.per_port = m.interconnect_sms_per_port
         sm_ports = -(-config.gpu.sm_count // self.per_port)
         # requests: into the network at the SM's port, out at the partition's;
         # replies: into it at the partition's port, out at the SM's

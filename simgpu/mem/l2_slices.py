@@ -49,7 +49,7 @@ class L2Slices:
         self.l2_free_dir = {True: [0.0] * self.n, False: [0.0] * self.n}   # by load?
         # and a request (an instruction's sectors of one 128-B line) per
         # l2_request_cycles: random sectors, one request each, are bound by that
-        self.l2_request_cycles = c.l2_request_cycles or 0.0
+        self.l2_request_cycles = c.l2_request_cycles
         self.l2_request_free = [0.0] * self.n
         # A split L2 (two halves): what crosses to the other half takes
         # l2_far_latency_cycles more.
@@ -60,7 +60,7 @@ class L2Slices:
         # out blocks and the modulo that spreads addresses over partitions; a regular
         # one ((i >> 1) & 1) sent a streaming kernel's loads to half the slices.
         self.sm_half = [bin(i).count("1") & 1 for i in range(config.gpu.sm_count)]
-        self.far_latency = c.l2_far_latency_cycles or 0
+        self.far_latency = c.l2_far_latency_cycles
         # The link each way between the halves (l2_fabric_bandwidth_gbps), by the half
         # it goes to: the data of the stores that SMs beside one half send to sectors
         # homed in the other, and of the other half's SMs' far loads, share it

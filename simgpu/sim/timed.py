@@ -289,7 +289,7 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
     # sees it: a cold kernel's first data come back later than an at-once issue allows
     # (calibration/dram_ramp.py), and a wait added after the data would not delay a
     # bandwidth-bound kernel, as the GPU's first loads do.
-    first_load = (config.issue.warp_first_load_ns or 0.0) * config.gpu.core_clock_mhz / 1e3
+    first_load = config.issue.warp_first_load_ns * config.gpu.core_clock_mhz / 1e3
 
     def book_crossings(crossings, first, cell):
         """Far loads' data cross between the L2's halves in the order they reach the
@@ -438,7 +438,7 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
     # The GPU hands blocks out one at a time, block_dispatch_ns each (an empty kernel's
     # time grows by that per block): a block starts once it is handed out, while the
     # ones before it already run, so dispatch overlaps with the kernel's work.
-    dispatch_cycles = (config.issue.block_dispatch_ns or 0.0) * config.gpu.core_clock_mhz / 1e3
+    dispatch_cycles = config.issue.block_dispatch_ns * config.gpu.core_clock_mhz / 1e3
     dispatcher = [0.0]                          # when it has handed out the blocks so far
 
     def sm_slot(sm):
@@ -467,7 +467,7 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
     # of launches it overlaps the host's launch interval, so time_ms adds the larger
     # of the two to the kernel's body.
     issue = config.issue
-    fixed_us = issue.kernel_fixed_us or 0.0
+    fixed_us = issue.kernel_fixed_us
     body_ms = cycles / (config.gpu.core_clock_mhz * 1e3)
     report.cycles = int(round(cycles + fixed_us * config.gpu.core_clock_mhz))
     report.time_ms = body_ms + max(issue.kernel_launch_overhead_us, fixed_us) / 1e3

@@ -117,8 +117,8 @@ def _without_units(device):
         memory=dataclasses.replace(cfg.memory, interconnect_flit_bytes=None,
                                    interconnect_clock_mhz=None),
         issue=dataclasses.replace(cfg.issue, max_outstanding_misses_per_sm=None),
-        atomics=dataclasses.replace(cfg.atomics, unit_cycles_per_operation=None,
-                                    same_address_lanes_merged=None)), f"{device}-bare")
+        atomics=dataclasses.replace(cfg.atomics, unit_cycles_per_operation=0.0,      # the schema's
+                                    same_address_lanes_merged=False)), f"{device}-bare")  # defaults
 
 
 @pytest.mark.parametrize("device", ["sim:gtx260", "sim:h100"])

@@ -211,7 +211,7 @@ def test_l1_sets_is_optional_and_checked(tmp_path):
     h100 = (BUNDLED / "h100.toml").read_text(encoding="utf-8")
     assert load_config("h100").cache.l1_sets == 4
     dropped = write_variant(tmp_path, ("l1_sets", None), text=h100, name="a.toml")
-    assert load_config(dropped).cache.l1_sets is None          # the simulator then uses 4
+    assert load_config(dropped).cache.l1_sets == 4             # the schema's default
     too_many = write_variant(tmp_path, ("l1_sets", "l1_sets = 4096"), text=h100, name="b.toml")
     with pytest.raises(ConfigError, match="l1_sets"):
         load_config(too_many)
@@ -246,7 +246,7 @@ def test_dram_keys_and_l2_fill_are_checked(tmp_path):
         "block_dispatch_ns")), text=h100, name="c.toml")
     cfg = load_config(plain)                 # every one of them optional
     assert cfg.cache.l2_fill_bytes is None
-    assert cfg.issue.kernel_fixed_us is None
+    assert cfg.issue.kernel_fixed_us == 0.0 and cfg.issue.block_dispatch_ns == 0.0   # the schema's defaults
 
 
 def test_the_split_l2_keys_are_described_and_checked(tmp_path):
@@ -258,3 +258,16 @@ def test_the_split_l2_keys_are_described_and_checked(tmp_path):
     src = (BUNDLED / "h100.toml").read_text(encoding="utf-8")
     odd = write_variant(tmp_path, ("partitions", "partitions = 5"), name="odd.toml", text=src)
     check_error(odd, "cache.l2_halves", "even number of memory partitions")
+
+
+def test_docs_key_table_is_the_schemas():
+    """docs/configs.md's key table is generated from the schema (python -m
+    simgpu.configs.key_table --write); a key added, removed or redocumented without
+    regenerating it fails here."""
+    from simgpu.configs import key_table
+    page = key_table.DOC_PAGE.read_text(encoding="utf-8")
+    assert page == key_table.page_with_table(page), \
+        "docs/configs.md's key table is stale: run python -m simgpu.configs.key_table --write"
+    for section, cls in key_table._SECTIONS.items():     # every key has its row
+        for f in dataclasses.fields(cls):
+            assert f"| `{section}.{f.name}`" in page
