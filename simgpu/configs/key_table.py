@@ -1,5 +1,5 @@
 """docs/configs.md's table of every config key, generated from the schema (the
-dataclasses of :mod:`simgpu.configs`: each field's type, description, smallest
+dataclasses of :mod:`simgpu.configs.sections`: each field's type, description, smallest
 value and default), so the page cannot drift from what the loader accepts.
 
     python -m simgpu.configs.key_table          # print the table
