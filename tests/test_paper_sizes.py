@@ -111,14 +111,14 @@ def test_memory_counts_read_every_integer_key():
     class Rep:
         def __init__(self, extra):
             self.extra = extra
-    reps = [Rep({"tlb_walks": 3, "brand_new_counter": 5, "partition_transactions": [10, 30],
+    reps = [Rep({"tlb_walks": 3, "brand_new_counter": 5, "queue_max": 7, "partition_transactions": [10, 30],
                  "row_hit_rate": 0.75, "occupancy": 0.5, "step": "RS3"}),
             Rep({"tlb_walks": 4, "brand_new_counter": 1, "partition_transactions": [20, 20],
                  "row_hit_rate": 0.5})]
     out = measure.memory_counts(reps)
     assert out["tlb_walks"] == 7 and out["brand_new_counter"] == 6
     assert out["partition_transactions"] == 80 and out["dram_row_misses"] == 10 + 20
-    assert "occupancy" not in out and "step" not in out
+    assert "occupancy" not in out and "step" not in out and out["queue_max"] == 7
 
 
 # --- knees ---------------------------------------------------------------------------
@@ -245,3 +245,18 @@ def test_sigkill_mid_run_then_resume_recomputes_nothing(tmp_path):
     for f, stamp in before.items():                      # nothing recomputed or rewritten
         assert after[f] == stamp, f
     assert len(after) == int(m.group(2))
+
+
+def test_crossing_claim_at_the_papers_sizes():
+    """Synthetic curves with the paper's shape: a crossing at 54M, knees at 46M and 58M."""
+    from simgpu_apps.experiments.fig3_right import _crossing_claim
+    ns = list(range(40_000_000, 64_000_001, 2_000_000))
+    m = lambda n: n / 1e6
+    t64 = {n: m(n) if n <= 46e6 else 46 + 3 * (m(n) - 46) for n in ns}        # 70 at 54M
+    t48 = {n: 1.1 * m(n) + 10.6 if n <= 58e6 else 74.4 + 4 * (m(n) - 58) for n in ns}
+    c = _crossing_claim(ns, t64, t48, {})
+    assert c.verdict == "held", c.numbers
+    flat = {n: n / 1e6 for n in ns}
+    c = _crossing_claim(ns, flat, {n: v * 1.1 for n, v in flat.items()}, {})
+    assert c.verdict == "not held" and "needs a cost that grows" in c.numbers
+    assert _crossing_claim(ns[:3], t64, t48, {}).verdict == "not tested"

@@ -20,7 +20,7 @@ def _memory_totals(r) -> dict:
     tot: dict = {}
     for step in (r.get("memory") or {}).values():
         for k, v in step.items():
-            tot[k] = tot.get(k, 0) + v
+            tot[k] = max(tot.get(k, 0), v) if "max" in k else tot.get(k, 0) + v
     return tot
 
 

@@ -78,7 +78,8 @@ def refusal(exc, fp: Footprint) -> dict:
 
 
 def memory_counts(launches) -> dict:
-    """Integer counters of the launches' ``extra`` summed (lists summed too), and
+    """Integer counters of the launches' ``extra`` summed (lists summed too; a key
+    with "max" in its name: the maximum), and
     ``dram_row_misses`` = sum over launches of DRAM transactions x (1 - row hit rate)."""
     out: dict = {}
     row_misses, have_rows = 0.0, False
@@ -87,7 +88,9 @@ def memory_counts(launches) -> dict:
         for k, v in extra.items():
             if k in _NOT_COUNTERS or isinstance(v, bool):
                 continue
-            if isinstance(v, (int, np.integer)):
+            if isinstance(v, (int, np.integer)) and "max" in k:      # queue_max: a maximum
+                out[k] = max(out.get(k, 0), int(v))
+            elif isinstance(v, (int, np.integer)):
                 out[k] = out.get(k, 0) + int(v)
             elif isinstance(v, (list, tuple)) and v and all(isinstance(x, (int, np.integer)) for x in v):
                 out[k] = out.get(k, 0) + int(sum(v))
