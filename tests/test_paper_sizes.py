@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _ctx(size="paper", real=False):
     info = dict(sm_count=27, cores=216, resident_threads=27 * 1024, gpu_name="GTX 260", real=real,
-                config_key="gtx260")
+                config_key="gtx260", capacity=896 << 20)
     return Ctx("sim:gtx260", "sim:gtx260", "host:test", info, SIZES[size], size, real_gpu=real)
 
 
@@ -46,6 +46,14 @@ def test_paper_size_covers_the_papers_grid():
     cc = C.plan(_ctx())
     assert max(p.p["m"] for p in cc if p.experiment == "cc_sim") == 8_000_000
     assert sum(p.p["m"] == 8_000_000 for p in cc if p.experiment == "cc_sim") >= 20   # Fig. 6
+
+
+def test_estimate_counts_a_point_that_cannot_fit_as_refused_at_once():
+    """896 MiB: 20n bytes of Wylie fit to ~46.9M nodes, 12n of the 64-bit splitter to 78M."""
+    ctx = _ctx()
+    wy = [L.sim_point(ctx, "wylie", n) for n in (32_000_000, 64_000_000)]
+    assert wy[0].cost > 100 and wy[1].cost == costs.FIXED
+    assert L.sim_point(ctx, "rs64", 64_000_000).cost > 100
 
 
 def test_estimate_arithmetic():

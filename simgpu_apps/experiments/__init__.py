@@ -58,10 +58,6 @@ SIZES = {
                   fig6_m=8 * _M, fig6_k=list(range(2, 21)), t4_m=1 << 16,
                   cpu_repeats=3, gpu_repeats=3),
 }
-SIZE_HELP = {"quick": "lists to 2^16 nodes, graphs to 2^14 edges (minutes on the simulator)",
-             "full": "lists to 2^20, graphs to 2^18 (hours on the simulator)",
-             "paper": "the paper's: lists to 64M nodes (every 2M from 40M to 64M on both "
-                      "packings), graphs to m = 8M (days on the simulator, minutes on a GPU)"}
 EXPERIMENTS = {"lr": list_ranking, "cc": connected_components}
 CLAIM_IDS = ("fig2-gpu-vs-cpu", "fig3l-per-element", "fig3r-64-beats-48",
              "fig3r-crossing-inflection", "table2-rs3-vs-rs5", "table3-random-vs-even",
@@ -94,7 +90,8 @@ def device_info(name: str) -> dict:
     if cfg is not None:
         info = dict(sm_count=int(cfg.gpu.sm_count), cores=int(cfg.gpu.sm_count * cfg.gpu.cores_per_sm),
                     resident_threads=int(cfg.gpu.sm_count * cfg.limits.max_threads_per_sm),
-                    gpu_name=cfg.gpu.name, arch=dev.arch, config_key=cfg.key)
+                    gpu_name=cfg.gpu.name, arch=dev.arch, config_key=cfg.key,
+                    capacity=int(cfg.memory.global_memory_bytes))
     else:                                        # a GPU without a bundled config
         info = dict(sm_count=dev.sm_count, cores=dev.sm_count * 128,
                     resident_threads=dev.sm_count * dev.max_threads_per_sm, gpu_name=dev.gpu_name,
@@ -253,6 +250,7 @@ def run_paper(out="out/paper", size_name: str = "quick", device: str = "sim:gtx2
         parallel = min(jobs, os.cpu_count() or 1)
         where = f"with --jobs {jobs}"
     est = costs.estimate(todo, parallel)
+    refused = [p for p in todo if p.cost <= costs.FIXED and p.experiment == "lr_sim"]
     if state == "resume":
         print(f"resuming the interrupted run in {out}/ ({len(points) - len(todo)} of "
               f"{len(points)} points in its cache)", file=stream)
@@ -260,6 +258,10 @@ def run_paper(out="out/paper", size_name: str = "quick", device: str = "sim:gtx2
           f"{len(points) - len(todo)} cached, {len(todo)} to compute {where} (cache version "
           f"{cache.version})", file=stream)
     print(costs.describe(est, parallel), file=stream, flush=True)
+    if refused:
+        print(f"{len(refused)} point(s) will not fit {device}'s memory (predicted footprint "
+              f"above its {info['capacity']:,} bytes): the device refuses them at once, and "
+              "the report lists them", file=stream, flush=True)
     if dry_run:
         return dict(points=len(points), todo=len(todo), estimate=est, plan=points)
     bar = Progress(len(points), sum(p.cost for p in todo), "simgpu paper", enabled=progress)

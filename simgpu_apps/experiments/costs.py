@@ -53,6 +53,17 @@ def lr_cost(variant: str, n: int, real: bool, repeats: int = 1, first: bool = Tr
     return FIXED + SIM_PER_NODE[variant] * n
 
 
+# device bytes per node (the arrays of algorithms/list_ranking): succ 4n plus the packed
+# 64-bit words 8n; succ, a 16-bit owner and a 32-bit rank; Wylie's succ and two 8n buffers
+DEVICE_BYTES_PER_NODE = {"rs64": 12, "rs48": 10, "even48": 10, "wylie": 20}
+
+
+def lr_fits(variant: str, n: int, capacity) -> bool:
+    """False when the predicted footprint exceeds the device's memory: the device will
+    refuse the point at once (the estimate then counts it as free)."""
+    return capacity is None or DEVICE_BYTES_PER_NODE[variant] * n <= capacity
+
+
 def lr_wall_cost(method: str, n: int, repeats: int) -> float:
     one = WALL_PER_NODE[method] * n
     warm = 1 if one < 1.0 else 0            # measure.cpu_times: a warm-up only for short runs
@@ -82,7 +93,7 @@ def estimate(points, parallel: int) -> dict:
     parallel = max(1, int(parallel))
     sim = sum(p.cost for p in points if p.kind != "wall")
     wall = sum(p.cost for p in points if p.kind == "wall")
-    mems = sorted((p.memory for p in points), reverse=True)
+    mems = sorted((p.memory for p in points if p.cost > FIXED), reverse=True)
     peak = sum(mems[:parallel]) if mems else 0.0
     return {"seconds": sim / parallel + wall, "sim_seconds": sim, "wall_seconds": wall,
             "peak_bytes": peak}
