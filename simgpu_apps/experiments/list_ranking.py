@@ -198,7 +198,12 @@ def dense_sizes(ctx) -> list:
 def plan(ctx) -> list:
     pts = []
     dense = set(ctx.sizes.get("lr_dense", ()))
-    for n in dense_sizes(ctx):
+    # Fig. 3 right's window first: on a real GPU (points in plan order) a run stopped
+    # early still has the crossing and the knees
+    low = min(dense, default=0)
+    order = [n for n in dense_sizes(ctx) if dense and n >= low]
+    order += [n for n in dense_sizes(ctx) if n not in order]
+    for n in order:
         if n in dense and n not in ctx.sizes["lr_n"]:
             pts += [sim_point(ctx, v, n) for v in ("rs64", "rs48")]
             continue
