@@ -217,6 +217,8 @@ def test_an_earlier_run_is_not_overwritten(tmp_path):
     with pytest.raises(ValueError, match="--overwrite"):
         check_out(tmp_path / "run", False)
     assert check_out(tmp_path / "run", True) == "overwrite"
+    (tmp_path / "run" / "INTERRUPTED").write_text("x")       # a partial report: resumed
+    assert check_out(tmp_path / "run", False) == "resume"
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "notes.txt").write_text("mine")
     with pytest.raises(ValueError, match="holds no simgpu paper output"):
@@ -268,3 +270,23 @@ def test_crossing_claim_at_the_papers_sizes():
     c = _crossing_claim(ns, flat, {n: v * 1.1 for n, v in flat.items()}, {})
     assert c.verdict == "not held" and "needs a cost that grows" in c.numbers
     assert _crossing_claim(ns[:3], t64, t48, {}).verdict == "not tested"
+
+
+def test_ctrl_c_writes_a_partial_report_and_the_rerun_completes_it(tmp_path):
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "simgpu_apps.cli", "paper", "--quick", "--tiny", "--only", "lr",
+           "--out", str(out), "--no-progress"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list((out / "cache").rglob("*.json"))) < 3:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    stdout, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "interrupted" in stdout
+    assert "**interrupted**" in (out / "report.md").read_text() and (out / "INTERRUPTED").exists()
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "resuming the interrupted run" in done.stdout, done.stderr
+    assert "**interrupted**" not in (out / "report.md").read_text()
+    assert not (out / "INTERRUPTED").exists()

@@ -159,12 +159,17 @@ def _script(size_name, device, jobs) -> str:
     return f"simgpu paper{flag} --device {device}" + (f" --jobs {jobs}" if jobs != 1 else "")
 
 
+INTERRUPTED = "INTERRUPTED"     # marks an output folder whose run was stopped (partial report)
+
+
 def check_out(out: Path, overwrite: bool) -> str:
     """Refuse (ValueError) to write into the output of an earlier run unless
     ``overwrite``; returns "new", "resume" (an interrupted run's cache, no report
     yet) or "overwrite"."""
     if not out.exists() or not any(out.iterdir()):
         return "new"
+    if (out / INTERRUPTED).exists() and (out / "cache").is_dir():
+        return "resume"                  # its report is partial: the rerun completes it
     if (out / "report.md").exists():
         if not overwrite:
             raise ValueError(f"{out}/ holds the output of an earlier run (report.md); pass "
@@ -302,6 +307,11 @@ def run_paper(out="out/paper", size_name: str = "quick", device: str = "sim:gtx2
                                   "PNG files skipped: matplotlib is not installed "
                                   "(pip install 'simgpu[plot]'); each figure's data is in its .csv"))
     report = write_report(sections, out, meta, run_info)
+    marker = out / INTERRUPTED
+    if interrupted:
+        marker.write_text("this run was interrupted; run the same command again to resume\n")
+    elif marker.exists():
+        marker.unlink()
     claims = [c for s in sections for c in s.claims]
     if interrupted:
         print(f"wrote the partial report {report} ({len(results)} of {len(points)} points)",
