@@ -240,8 +240,20 @@ cache key includes a hash of the simulator and algorithm sources).  Times on
 a simulated device are simulated kernel times; CPU baselines are wall-clock
 times on this machine.
 
+Sizes (--size): quick: lists to 2^16 nodes, graphs to 2^14 edges; full (the
+default): lists to 2^20, graphs to 2^18; paper: the paper's own sizes, lists
+to 64M nodes (every 2M from 40M to 64M on both packings, Fig. 3 right) and
+graphs to m = 8M edges (Fig. 4, 6) -- minutes on a real GPU, about 29 hours
+on one core with the simulator.  Before it starts, the run prints its estimate (time, peak host
+memory) from per-point cost models.  A point whose arrays do not fit the
+device's memory is refused by the device and reported as such.
+
+An interrupted run (Ctrl-C, killed) resumes from OUT/cache when run again.
+A finished run's folder is not overwritten without --overwrite.
+
 examples:
   simgpu paper --quick                          # small sizes, a few minutes
+  simgpu paper --size paper --device cuda       # the paper's sizes on the real GPU
   simgpu paper --quick --jobs 2 --out out/paper
   simgpu paper --device sim:h100                # full sizes: prints an estimate first
   simgpu paper --device cuda                    # CUDA-event times on the real GPU
@@ -253,7 +265,20 @@ workers).  The scheduler and every worker must have simgpu installed from
 the same source as this machine (it is checked before any point is sent;
 nothing is uploaded); they need no shared disk: results come back here,
 where the cache, CPU baselines and report are written.""")
-    p.add_argument("--quick", action="store_true", help="small sizes (minutes, not hours)")
+    p.add_argument("--quick", action="store_true", help="small sizes (minutes, not hours): "
+                   "the same as --size quick")
+    p.add_argument("--size", choices=("quick", "full", "paper"), default=None,
+                   help="size setting: quick, full (default), paper (the paper's sizes)")
+    p.add_argument("--overwrite", action="store_true", help="write into an OUT that holds an "
+                   "earlier run's report (its cache is reused)")
+    p.add_argument("--beside", default=None, metavar="REPORT",
+                   help="an earlier report.md (or its folder): its verdicts go beside this run's")
+    p.add_argument("--estimate", action="store_true", help="print the plan's estimate (time, "
+                   "peak host memory) and stop")
+    p.add_argument("--cpu-repeats", type=int, default=None, metavar="N",
+                   help="runs of each CPU baseline (default: the size setting's)")
+    p.add_argument("--gpu-repeats", type=int, default=None, metavar="N",
+                   help="timed runs of each point on a real GPU (default: the size setting's)")
     p.add_argument("--tiny", action="store_true", help=argparse.SUPPRESS)   # tests: seconds
     p.add_argument("--device", default="sim:gtx260", help="sim:gtx260 (default), sim:h100, "
                    "sim:h200, cuda")
@@ -274,10 +299,17 @@ def cmd_paper(args):
     from simgpu_apps.experiments import run_paper
     if args.jobs < 1:
         raise UserError(f"--jobs must be >= 1, not {args.jobs}")
-    size = "tiny" if args.tiny else "quick" if args.quick else "full"
+    if args.quick and args.size not in (None, "quick"):
+        raise UserError(f"--quick and --size {args.size} disagree: give one of them")
+    size = "tiny" if args.tiny else "quick" if args.quick else args.size or "full"
     only = [x.strip() for x in args.only.split(",") if x.strip()] if args.only else None
-    run_paper(out=args.out, size_name=size, device=args.device, jobs=args.jobs, only=only,
-              progress=not args.no_progress, scheduler=args.scheduler)
+    try:
+        run_paper(out=args.out, size_name=size, device=args.device, jobs=args.jobs, only=only,
+                  progress=not args.no_progress, scheduler=args.scheduler,
+                  overwrite=args.overwrite, beside=args.beside, cpu_repeats=args.cpu_repeats,
+                  gpu_repeats=args.gpu_repeats, dry_run=args.estimate)
+    except KeyboardInterrupt:
+        return 130
 
 
 # --- simgpu rank / cc ----------------------------------------------------------------
@@ -442,14 +474,14 @@ def main(argv=None) -> int:
         parser.parse_args(argv)                     # the usual one-line error, exit 2
     args.rest = rest
     try:
-        COMMANDS[args.command][1](args)
+        code = COMMANDS[args.command][1](args)
     except (UserError, ValueError, LaunchError, FileNotFoundError) as exc:
         print(f"simgpu {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KernelError as exc:
         print(f"simgpu {args.command}: kernel error:\n{exc}", file=sys.stderr)
         return 2
-    return 0
+    return code if isinstance(code, int) else 0     # simgpu paper: 130 when interrupted
 
 
 if __name__ == "__main__":

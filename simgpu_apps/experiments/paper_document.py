@@ -30,6 +30,7 @@ class Claim:
     criterion: str          # the test applied to our numbers
     verdict: str
     numbers: str            # the measured numbers behind the verdict
+    unstable: str = ""      # why the verdict could flip with machine load ("" = stable)
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -188,6 +189,24 @@ def write_outputs(sections, out: Path, meta: dict, plotter=None) -> dict:
     return written
 
 
+def read_verdicts(report_md) -> dict:
+    """{claim id: verdict} from the verdict lines of an earlier report.md."""
+    import re
+    pat = re.compile(r"^Verdict \[([\w-]+)\]: (" + "|".join(VERDICTS) + r")$", re.M)
+    return dict(pat.findall(Path(report_md).read_text()))
+
+
+def unstable_margin(value: float, spread: float, thresholds) -> str:
+    """"" when no threshold lies between ``value`` (from a CPU baseline's fastest
+    run) and ``value * (1 + spread)`` (its slowest): else why the verdict is unstable."""
+    hi = value * (1 + spread)
+    near = [t for t in thresholds if value <= t <= hi or hi <= t <= value]
+    if not near:
+        return ""
+    return (f"{value:.3g} from the fastest CPU run, {hi:.3g} from the slowest (spread "
+            f"{spread:.0%}): threshold {', '.join(f'{t:g}' for t in near)} lies between")
+
+
 def verdict_line(c: Claim) -> str:
     return f"Verdict [{c.id}]: {c.verdict}"
 
@@ -205,15 +224,27 @@ def write_paper_report(sections, out: Path, meta: dict, run_info: dict) -> Path:
              f"{run_info['computed']} computed, {run_info['failed']} failed); "
              f"run time {run_info['elapsed']}",
              f"- figures: {run_info['figures_note']}", ""]
+    if run_info.get("interrupted"):
+        lines[-1:-1] = ["- **interrupted**: this report holds the points computed before the "
+                        "run was stopped; run the same command again to resume"]
     lines += ["## How to read the times", ""] + [p + "\n" for p in meta["time_notes"]]
     counts = {v: sum(c.verdict == v for c in claims) for v in VERDICTS}
+    beside = meta.get("beside") or {}            # {"label": ..., "verdicts": {id: verdict}}
+    other = beside.get("verdicts", {})
+    head = "| claim | where | verdict |" + (f" {beside['label']} |" if beside else "")
     lines += ["## Summary", "",
               ", ".join(f"{k} {v}" for k, v in counts.items() if v) + "", "",
-              "| claim | where | verdict |", "|---|---|---|"]
+              head, "|---|---|---|" + ("---|" if beside else "")]
     for c in claims:
+        flag = " (unstable)" if c.unstable else ""
         lines.append(f"| [{c.id}](#{c.id}) {c.paper[:90]}{'...' if len(c.paper) > 90 else ''} "
-                     f"| {c.source} | **{c.verdict}** |")
+                     f"| {c.source} | **{c.verdict}**{flag} |"
+                     + (f" {other.get(c.id, '-')} |" if beside else ""))
     lines.append("")
+    if any(c.unstable for c in claims):
+        lines += ["(unstable): the verdict's margin lies inside the spread of the CPU "
+                  "baseline's repeated runs, so a run on a differently loaded machine could "
+                  "give another verdict; the claim's section says which margin.", ""]
     if run_info.get("errors"):
         lines += ["## Failed points", ""]
         lines += [f"- `{label}`: {err}" for label, err in run_info["errors"]]
@@ -230,8 +261,12 @@ def write_paper_report(sections, out: Path, meta: dict, run_info: dict) -> Path:
         for c in sec.claims:
             lines += [f'<a id="{c.id}"></a>', f"**{c.source}: {c.paper}**", "",
                       f"- criterion: {c.criterion}",
-                      f"- numbers: {c.numbers}", "",
-                      verdict_line(c), ""]
+                      f"- numbers: {c.numbers}", ""]
+            if c.unstable:
+                lines += [f"- **unstable**: {c.unstable}", ""]
+            if c.id in other:
+                lines += [f"- verdict in {beside['label']}: {other[c.id]}", ""]
+            lines += [verdict_line(c), ""]
         for t in sec.tables:
             lines.append(table_markdown(t, meta, heading="###"))
     path = out / "report.md"
