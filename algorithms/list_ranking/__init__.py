@@ -261,7 +261,7 @@ def _rank_on_device(ctx, succ, method, threads, packing, splitters, seed, valida
                              f"(n <= {MAX_N:,})")
         if arr.size == 0:
             return RankResult(np.empty(0, np.int64), [], {})
-    src = device_input.to_device_succ(dev, succ)
+    src, owned = device_input.to_device_succ(dev, succ)
     n = src.size
     if n > MAX_N:
         raise ValueError(f"n = {n:,} nodes: node ids are int32 on the device (n <= {MAX_N:,})")
@@ -271,8 +271,9 @@ def _rank_on_device(ctx, succ, method, threads, packing, splitters, seed, valida
     info = device_input.prepare(ctx, src, validate, need_heads)
     succ_d = info.succ32
     if method == "random-splitter" and packing == 64 and walk == "paper" \
-            and (succ_d is src or validate):
+            and ((succ_d is src and not owned) or validate):
         succ_d = dev.copy(succ_d)       # RS5 writes the ranks over it: not the caller's array
+        # (nor succ that the validation reads after the walk)
     try:
         if method == "wylie":
             ranks, rounds = run_wylie(ctx, succ_d, n)

@@ -240,22 +240,31 @@ def helper_launch(ctx, kernel, grid: int, *args, step: str):
 
 
 def to_device_succ(dev, succ):
-    """(device array of succ as given, int32 or int64 signed view, the caller's array)."""
+    """(succ on the device as an int32 or int64 signed view, whether that memory is
+    ours): the caller's own device array (not ours: it must not be written), or one
+    copy of a host array (ours). A host array whose ids are all in range goes up as
+    int32, the kernels' id type, so the device holds 4n bytes of it and not 8n (the
+    paper's 64-bit run fits the 896 MB card by that: docs/paper); one with ids out of
+    range goes up as given, for the device's range check to name them."""
     arr = dev.as_device_array(succ)
-    if arr is None:                                 # a host array: one copy, as given
+    if arr is not None:
+        owned = False
+    else:                                           # a host array: one copy
         host = np.asarray(succ)
         if host.dtype.kind not in "iu":
             raise ValueError(f"succ must have an integer dtype, got {host.dtype}")
         if host.dtype.itemsize not in (4, 8) or not host.dtype.isnative:
             host = host.astype(np.int64)
-        arr = dev.to_device(host)
+        if host.dtype != np.int32 and host.size and 0 <= host.min() and host.max() < host.size:
+            host = host.astype(np.int32)            # (n <= MAX_N: every id fits)
+        arr, owned = dev.to_device(host), True
     dt = arr.dtype
     if dt.kind not in "iu" or dt.itemsize not in (4, 8):
         raise ValueError(f"succ on the device must be int32 or int64 (or uint32/uint64), "
                          f"not {dt}: convert it on the device first")
     if dt.kind == "u":                              # ids >= 2^31 / 2^63 read as negative: out of range
         arr = arr.view(np.int32 if dt.itemsize == 4 else np.int64)
-    return arr
+    return arr, owned
 
 
 def diagnose(src) -> None:
