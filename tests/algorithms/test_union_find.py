@@ -71,7 +71,7 @@ def test_star_centre_goes_to_a_block_and_leaves_to_threads():
         want = sorted(np.delete(np.arange(n), 7)) if v == 7 else [7]
         assert sorted(a[o[v]:o[v + 1]]) == want
     parent, wl, top = dev.empty(n, np.int32), dev.empty(n, np.int32), dev.zeros(2, np.int32)
-    dev.launch(uf.uf_init, grid, block, off, adj, parent, n)
+    dev.launch(uf.uf_init, grid, block, off, adj, parent, n, 4)
     dev.launch(uf.uf_compute1, grid, block, off, adj, parent, wl, top, n, 4, 16)
     assert top.to_host().tolist() == [0, 1] and wl.to_host()[n - 1] == 7
 
