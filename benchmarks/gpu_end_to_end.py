@@ -38,7 +38,7 @@ import time
 
 import numpy as np
 
-from table_out import emit
+from simgpu_apps.table_out import emit
 
 
 class Gpu:
