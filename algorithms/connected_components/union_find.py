@@ -320,23 +320,31 @@ def union_find_csr(n: int, off, adj, device, grid: int, block: int, launch,
 
 
 def default_geometry(device, items: int):
-    """(grid, block): blocks of 256, one thread per item up to four times the threads the
-    device holds at once (4 x sm_count x max_threads_per_sm).  The walks of union-find
-    are chains of dependent random reads: latency-bound, they need every resident warp,
-    and with more blocks than fit at once the GPU hands out blocks as others finish,
-    which balances the uneven walks better than long striding loops.  On an H100
-    (docs/results/gpu-end-to-end-h100.md, 2026-11-25) the union-find kernels took
-    3.25 / 2.15 / 1.83 ms on the uniform graph (2^22 / 2^24) at p = 32,768 /
-    270,336 (resident) / 1,081,344, and 11.70 / 5.26 / 2.75 ms on Kronecker 21/16."""
+    """(grid, block) of the CSR build: blocks of 256, one thread per item up to four times
+    the threads the device holds at once (4 x sm_count x max_threads_per_sm)."""
     from .shiloach_vishkin import BLOCK
     resident = int(device.sm_count) * int(device.max_threads_per_sm)
     return max(1, min(-(-items // BLOCK), 4 * resident // BLOCK)), BLOCK
 
 
+def vertex_geometry(n: int):
+    """(grid, block) of the union-find kernels by default: a thread per vertex, no
+    striding.  Their walks are chains of dependent random reads: latency-bound, they
+    need every resident warp, and a thread that owns one vertex keeps one walk's
+    latency, not several in series; the GPU hands out blocks as others finish, which
+    balances the uneven walks.  On an H100 (docs/results/gpu-end-to-end-h100.md,
+    2026-11-25, uniform 2^22 / 2^24 and Kronecker 21/16) the union-find kernels took,
+    by threads: 2.60 / 13.21 ms at 32,768, 1.160 / 1.525 ms at 1,081,344 (4x resident,
+    the default before) and 0.505 / 1.170 ms at 4,325,376 (a thread per vertex and more)."""
+    from .shiloach_vishkin import BLOCK
+    return max(1, -(-int(n) // BLOCK)), BLOCK
+
+
 def union_find(n, edges, device, threads=None, seed=0, launch_options=None,
                warp_degree: int = WARP_DEGREE, block_degree: int = BLOCK_DEGREE):
-    """label(..., method="union-find"): (labels int64 device array, launches, p, m_directed).
-    threads (None: default_geometry) and launch_options as for Shiloach-Vishkin (every launch gets its own seed
+    """label(..., method="union-find"): (labels int64 device array, launches, p of the
+    union-find kernels, m_directed).  threads (None: default_geometry for the CSR build,
+    vertex_geometry for the union-find kernels) and launch_options as for Shiloach-Vishkin (every launch gets its own seed
     under schedule="random", derived from the base seed and its position)."""
     from .shiloach_vishkin import edge_input, geometry, host_edges
     from .sequential import validate_edges
@@ -351,24 +359,29 @@ def union_find(n, edges, device, threads=None, seed=0, launch_options=None,
         return device.zeros(0, np.int64), [], 0, 0
     if threads is None:
         grid, block = default_geometry(device, max(n, len(arr)))
+        uf_grid, _ = vertex_geometry(n)
     else:
         grid, block = geometry(threads, max(n, len(arr)))
+        uf_grid = grid
     opts = dict(launch_options or {})
     base_seed = opts.pop("seed", seed)
     randomized = opts.get("schedule", "fixed") == "random"
     launches = []
 
-    def launch(kernel, *args):
+    def launch(kernel, *args, kernel_grid=grid):
         o = dict(opts)
         if randomized:
             o["seed"] = int(np.random.SeedSequence([int(base_seed), len(launches), 2])
                             .generate_state(1)[0] & 0x7FFFFFFF)
-        launches.append(device.launch(kernel, grid, block, *args, **o))
+        launches.append(device.launch(kernel, kernel_grid, block, *args, **o))
+
+    def uf_launch(kernel, *args):
+        launch(kernel, *args, kernel_grid=uf_grid)
 
     if len(arr):
         off, adj, m = build_csr(n, arr, device, grid, block, launch)
     else:
         off, adj, m = device.zeros(n + 1, np.int32), device.zeros(1, np.int32), 0
-    labels = union_find_csr(n, off, adj, device, grid, block, launch, int(warp_degree),
+    labels = union_find_csr(n, off, adj, device, uf_grid, block, uf_launch, int(warp_degree),
                             int(block_degree))
-    return labels, launches, grid * block, m
+    return labels, launches, uf_grid * block, m
