@@ -334,8 +334,8 @@ def vertex_geometry(n: int):
     latency, not several in series; the GPU hands out blocks as others finish, which
     balances the uneven walks.  On an H100 (docs/results/gpu-end-to-end-h100.md,
     2026-11-25, uniform 2^22 / 2^24 and Kronecker 21/16) the union-find kernels took,
-    by threads: 2.60 / 13.21 ms at 32,768, 1.160 / 1.525 ms at 1,081,344 (4x resident,
-    the default before) and 0.505 / 1.170 ms at 4,325,376 (a thread per vertex and more)."""
+    by threads: 2.64 / 13.78 ms at 32,768, 0.91 / 1.46 ms at 1,081,344 (4x resident,
+    the default before) and 0.511 / 1.243 ms at a thread per vertex."""
     from .shiloach_vishkin import BLOCK
     return max(1, -(-int(n) // BLOCK)), BLOCK
 
