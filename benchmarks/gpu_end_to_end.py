@@ -38,7 +38,7 @@ import time
 
 import numpy as np
 
-from table_out import emit
+from simgpu_apps.table_out import emit
 
 
 class Gpu:
@@ -257,10 +257,12 @@ def cc_rows(g, name, n, edges, gather24, lines, verdicts, target):
                  f"{k_all:.2f} + {d2h:.1f} ({e2e_np / (h2d + k_all + d2h):.2f}x) | "
                  f"{k_sv:.2f} ({k_sv / gather24:.1f} g24, {sv.rounds} rounds) |")
     lines.append(f"|  | one call, p = {r.threads:,}: {breakdown} | | | | | | |")
-    for p in (32768, 4 * r.threads):
+    resident = int(dev.sm_count) * int(dev.max_threads_per_sm)
+    for p in (32768, 4 * resident):      # SV's default geometry; union-find's earlier default
         rp = cc.label(n, d_edges, method="union-find", device=dev, threads=p)
         g.sync()
         dev.synchronize()
+        assert np.array_equal(g.asnumpy(rp.labels), g.asnumpy(r_dev.labels)), f"p={p} differs"
         lines.append(f"|  | union-find kernels at p = {p:,}: "
                      f"{kernel_ms([x for x in rp.launches if x.kernel in UF_KERNELS]):.3f}, "
                      f"CSR {kernel_ms([x for x in rp.launches if x.kernel in CSR_KERNELS]):.3f}"

@@ -21,7 +21,8 @@ smaller or equal vertex at all times, so roots are the smallest vertex of their
 tree and the final labels are the smallest vertex id of each component, as the
 other methods give):
 
-  uf_init      parent[v] = v's first neighbour with a smaller id, else v
+  uf_init      parent[v] = v's smallest neighbour if below v, else v (of the first
+               warp_degree neighbours: a hub's thread does not walk its list)
   uf_compute1  a thread per vertex of degree <= warp_degree: for every neighbour
                u < v (each edge is processed once, from its larger end): hook the
                two representatives, the larger onto the smaller, by atomic_cas
@@ -142,16 +143,20 @@ def uf_fill_i32(R: Array[i32], off: Array[i32], deg: Array[i32], adj: Array[i32]
 @device_function
 def representative(parent: Array[i32], x: i32) -> i32:
     """The root of x's tree; every vertex passed on the way is made to point to its
-    grandparent (intermediate pointer jumping)."""
+    grandparent (intermediate pointer jumping).  The next link is read before the
+    jump is stored: the load then follows no store of this iteration, so it needs no
+    fresh (L2) read (simgpu.ir.fresh) and may hit in the L1; a stale value is still
+    an ancestor, since parent[] only ever moves up the tree."""
     curr = parent[x]
     if curr != x:
         prev = x
         nxt = parent[curr]
         while curr > nxt:
+            after = parent[nxt]
             parent[prev] = nxt
             prev = curr
             curr = nxt
-            nxt = parent[curr]
+            nxt = after
     return curr
 
 
@@ -176,17 +181,16 @@ def hook(parent: Array[i32], vstat: i32, u: i32) -> i32:
 
 
 @kernel
-def uf_init(off: Array[i32], adj: Array[i32], parent: Array[i32], n: i32):
+def uf_init(off: Array[i32], adj: Array[i32], parent: Array[i32], n: i32, scan: i32):
+    """parent[v] = the smallest of v's first `scan` neighbours if it is below v, else v.
+    With scan >= v's degree that is v's smallest neighbour: what ECL-CC's "first smaller
+    neighbour" gives on its sorted CSR (our lists come in fill order), the shallowest
+    start.  Bounded by scan so that a hub's thread does not walk its whole list."""
     for v in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        beg = off[v]
         first = v
-        end = off[v + 1]
-        i = off[v]
-        while i < end:
-            u = adj[i]
-            if u < v:
-                first = u
-                break
-            i += 1
+        for i in range(beg, min(off[v + 1], beg + scan)):
+            first = min(first, adj[i])
         parent[v] = first
 
 
@@ -194,7 +198,11 @@ def uf_init(off: Array[i32], adj: Array[i32], parent: Array[i32], n: i32):
 def uf_compute1(off: Array[i32], adj: Array[i32], parent: Array[i32], wl: Array[i32],
                 top: Array[i32], n: i32, warp_degree: i32, block_degree: i32):
     """A thread per vertex of small degree; the others onto the worklist (top[0]: front
-    entries, for a warp each; top[1]: back entries, for a block each)."""
+    entries, for a warp each; top[1]: back entries, for a block each).
+    As in ECL-CC, a small vertex that uf_init left a root has no smaller neighbour and
+    no work.  The edge to up = parent[v] is skipped: v already hangs in up's tree (trees
+    only merge), so its hook would only walk to the common root (the init edge of
+    nearly every vertex: about one hook in five on a random graph of degree 8)."""
     for v in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
         beg = off[v]
         end = off[v + 1]
@@ -204,11 +212,13 @@ def uf_compute1(off: Array[i32], adj: Array[i32], parent: Array[i32], wl: Array[
             else:
                 wl[atomic_add(top, 0, 1)] = v
         else:
-            vstat = representative(parent, v)
-            for i in range(beg, end):
-                u = adj[i]
-                if v > u:
-                    vstat = hook(parent, vstat, u)
+            up = parent[v]
+            if up != v:                  # else v has no smaller neighbour (it was scanned whole)
+                vstat = representative(parent, up)
+                for i in range(beg, end):
+                    u = adj[i]
+                    if v > u and u != up:
+                        vstat = hook(parent, vstat, u)
 
 
 @kernel
@@ -220,10 +230,11 @@ def uf_compute2(off: Array[i32], adj: Array[i32], parent: Array[i32], wl: Array[
     count = top[0]
     for w in range((blockIdx.x * blockDim.x + threadIdx.x) // 32, count, warps):
         v = wl[w]
-        vstat = representative(parent, v)
+        up = parent[v]
+        vstat = representative(parent, up)
         for i in range(off[v] + lane, off[v + 1], 32):
             u = adj[i]
-            if v > u:
+            if v > u and u != up:
                 vstat = hook(parent, vstat, u)
 
 
@@ -234,10 +245,11 @@ def uf_compute3(off: Array[i32], adj: Array[i32], parent: Array[i32], wl: Array[
     count = top[1]
     for b in range(blockIdx.x, count, gridDim.x):
         v = wl[n - 1 - b]
-        vstat = representative(parent, v)
+        up = parent[v]
+        vstat = representative(parent, up)
         for i in range(off[v] + threadIdx.x, off[v + 1], blockDim.x):
             u = adj[i]
-            if v > u:
+            if v > u and u != up:
                 vstat = hook(parent, vstat, u)
 
 
@@ -299,7 +311,7 @@ def union_find_csr(n: int, off, adj, device, grid: int, block: int, launch,
     wl = device.empty(n, np.int32)
     top = device.zeros(2, np.int32)
     labels = device.empty(n, np.int64)
-    launch(uf_init, off, adj, parent, n)
+    launch(uf_init, off, adj, parent, n, warp_degree)
     launch(uf_compute1, off, adj, parent, wl, top, n, warp_degree, block_degree)
     launch(uf_compute2, off, adj, parent, wl, top)
     launch(uf_compute3, off, adj, parent, wl, top, n)
@@ -308,23 +320,31 @@ def union_find_csr(n: int, off, adj, device, grid: int, block: int, launch,
 
 
 def default_geometry(device, items: int):
-    """(grid, block): blocks of 256, one thread per item up to four times the threads the
-    device holds at once (4 x sm_count x max_threads_per_sm).  The walks of union-find
-    are chains of dependent random reads: latency-bound, they need every resident warp,
-    and with more blocks than fit at once the GPU hands out blocks as others finish,
-    which balances the uneven walks better than long striding loops.  On an H100
-    (docs/results/gpu-end-to-end-h100.md, 2026-11-25) the union-find kernels took
-    3.25 / 2.15 / 1.83 ms on the uniform graph (2^22 / 2^24) at p = 32,768 /
-    270,336 (resident) / 1,081,344, and 11.70 / 5.26 / 2.75 ms on Kronecker 21/16."""
+    """(grid, block) of the CSR build: blocks of 256, one thread per item up to four times
+    the threads the device holds at once (4 x sm_count x max_threads_per_sm)."""
     from .shiloach_vishkin import BLOCK
     resident = int(device.sm_count) * int(device.max_threads_per_sm)
     return max(1, min(-(-items // BLOCK), 4 * resident // BLOCK)), BLOCK
 
 
+def vertex_geometry(n: int):
+    """(grid, block) of the union-find kernels by default: a thread per vertex, no
+    striding.  Their walks are chains of dependent random reads: latency-bound, they
+    need every resident warp, and a thread that owns one vertex keeps one walk's
+    latency, not several in series; the GPU hands out blocks as others finish, which
+    balances the uneven walks.  On an H100 (docs/results/gpu-end-to-end-h100.md,
+    2026-11-25, uniform 2^22 / 2^24 and Kronecker 21/16) the union-find kernels took,
+    by threads: 2.64 / 13.78 ms at 32,768, 0.91 / 1.46 ms at 1,081,344 (4x resident,
+    the default before) and 0.511 / 1.243 ms at a thread per vertex."""
+    from .shiloach_vishkin import BLOCK
+    return max(1, -(-int(n) // BLOCK)), BLOCK
+
+
 def union_find(n, edges, device, threads=None, seed=0, launch_options=None,
                warp_degree: int = WARP_DEGREE, block_degree: int = BLOCK_DEGREE):
-    """label(..., method="union-find"): (labels int64 device array, launches, p, m_directed).
-    threads (None: default_geometry) and launch_options as for Shiloach-Vishkin (every launch gets its own seed
+    """label(..., method="union-find"): (labels int64 device array, launches, p of the
+    union-find kernels, m_directed).  threads (None: default_geometry for the CSR build,
+    vertex_geometry for the union-find kernels) and launch_options as for Shiloach-Vishkin (every launch gets its own seed
     under schedule="random", derived from the base seed and its position)."""
     from .shiloach_vishkin import edge_input, geometry, host_edges
     from .sequential import validate_edges
@@ -339,24 +359,29 @@ def union_find(n, edges, device, threads=None, seed=0, launch_options=None,
         return device.zeros(0, np.int64), [], 0, 0
     if threads is None:
         grid, block = default_geometry(device, max(n, len(arr)))
+        uf_grid, _ = vertex_geometry(n)
     else:
         grid, block = geometry(threads, max(n, len(arr)))
+        uf_grid = grid
     opts = dict(launch_options or {})
     base_seed = opts.pop("seed", seed)
     randomized = opts.get("schedule", "fixed") == "random"
     launches = []
 
-    def launch(kernel, *args):
+    def launch(kernel, *args, kernel_grid=grid):
         o = dict(opts)
         if randomized:
             o["seed"] = int(np.random.SeedSequence([int(base_seed), len(launches), 2])
                             .generate_state(1)[0] & 0x7FFFFFFF)
-        launches.append(device.launch(kernel, grid, block, *args, **o))
+        launches.append(device.launch(kernel, kernel_grid, block, *args, **o))
+
+    def uf_launch(kernel, *args):
+        launch(kernel, *args, kernel_grid=uf_grid)
 
     if len(arr):
         off, adj, m = build_csr(n, arr, device, grid, block, launch)
     else:
         off, adj, m = device.zeros(n + 1, np.int32), device.zeros(1, np.int32), 0
-    labels = union_find_csr(n, off, adj, device, grid, block, launch, int(warp_degree),
+    labels = union_find_csr(n, off, adj, device, uf_grid, block, uf_launch, int(warp_degree),
                             int(block_degree))
-    return labels, launches, grid * block, m
+    return labels, launches, uf_grid * block, m

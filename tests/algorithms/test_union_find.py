@@ -71,7 +71,7 @@ def test_star_centre_goes_to_a_block_and_leaves_to_threads():
         want = sorted(np.delete(np.arange(n), 7)) if v == 7 else [7]
         assert sorted(a[o[v]:o[v + 1]]) == want
     parent, wl, top = dev.empty(n, np.int32), dev.empty(n, np.int32), dev.zeros(2, np.int32)
-    dev.launch(uf.uf_init, grid, block, off, adj, parent, n)
+    dev.launch(uf.uf_init, grid, block, off, adj, parent, n, 4)
     dev.launch(uf.uf_compute1, grid, block, off, adj, parent, wl, top, n, 4, 16)
     assert top.to_host().tolist() == [0, 1] and wl.to_host()[n - 1] == 7
 
@@ -157,3 +157,31 @@ def test_cupy_arrays_in_and_out_on_the_gpu(gpu):
     with pytest.raises(ValueError, match="lie on a cycle"):
         LR.rank(cp.asarray(cyc2), device=gpu)
     assert tail >= 0
+
+
+def test_init_takes_the_smallest_of_the_first_scan_neighbours():
+    """uf_init against numpy: parent[v] = min(v, the first `scan` entries of v's list)."""
+    n, edges = gen.uniform_random_graph(300, 1200, seed=3)
+    dev = simgpu.get_device("sim:gtx260")
+    grid, block = geometry(256, n)
+    off, adj, m = uf.build_csr(n, edge_input(n, edges, dev), dev, grid, block,
+                               lambda k, *a: dev.launch(k, grid, block, *a))
+    o, a = off.to_host(), adj.to_host()
+    for scan in (0, 3, 1000):
+        parent = dev.empty(n, np.int32)
+        dev.launch(uf.uf_init, grid, block, off, adj, parent, n, scan)
+        want = [min([v] + list(a[o[v]:min(o[v + 1], o[v] + scan)])) for v in range(n)]
+        assert parent.to_host().tolist() == want
+
+
+def test_default_geometry_a_thread_per_vertex_for_union_find():
+    """CSR build kernels at default_geometry; the union-find kernels one thread per vertex."""
+    n, edges = gen.uniform_random_graph(700, 2000, seed=1)
+    dev = simgpu.get_device("sim:gtx260")
+    labels, launches, p, m = uf.union_find(n, edges, dev)
+    assert np.array_equal(labels.to_host(), reference(n, edges))
+    csr_grid = uf.default_geometry(dev, max(n, len(edges)))[0]
+    for r in launches:
+        want = -(-n // 256) if r.kernel in uf.UF_KERNELS else csr_grid
+        assert (r.grid[0], r.block[0]) == (want, 256), r.kernel
+    assert p == -(-n // 256) * 256
