@@ -1,12 +1,14 @@
 """Replay a run's memory-pipeline calls: the memory system's own CPU time, and a check
 that a change to it keeps every result.
 
-    python benchmarks/memory_replay.py record FILE [--log2 16]   # rank() on sim:gtx260
+    python benchmarks/memory_replay.py record FILE [--log2 16] [--device sim:gtx260]
     python benchmarks/memory_replay.py replay FILE [--repeat 3]
 
-``record`` runs benchmarks/timed_speed.py's list ranking (timed-block) and writes
+``record`` runs benchmarks/timed_speed.py's list ranking (timed-block; on
+sim:gtx260 unless --device says otherwise) and writes
 every call the timed engine makes into the memory system (``access``, the miss
-entries' ``free_at``/``when_free``, ``drained``, ``summary``) with its result, per
+entries' ``free_at``/``when_free``, the far loads' ``crossings`` and ``cross``,
+``drained``, ``summary``) with its result, per
 launch, with the device's TLB state as the launch found it.  ``replay`` makes a
 fresh memory system per launch, repeats the calls in order, checks that each
 returns exactly what it returned when recorded, and prints the CPU seconds the
@@ -25,7 +27,7 @@ from simgpu.mem import memory_system as ms
 from simgpu.mem.mshr import Mshr
 
 
-def _record(path: str, log2: int) -> None:
+def _record(path: str, log2: int, device: str = "sim:gtx260") -> None:
     import numpy as np
 
     from algorithms.list_ranking import rank
@@ -34,6 +36,7 @@ def _record(path: str, log2: int) -> None:
     orig_init, orig_access = ms.MemorySystem.__init__, ms.MemorySystem.access
     orig_free, orig_when = Mshr.free_at, Mshr.when_free
     orig_drained, orig_summary = ms.MemorySystem.drained, ms.MemorySystem.summary
+    orig_crossings, orig_cross = ms.MemorySystem.crossings, ms.MemorySystem.cross
 
     def init(self, config, l2=None, tlbs=None):
         launches.append({"config": config, "l2": copy.deepcopy(l2),
@@ -69,7 +72,20 @@ def _record(path: str, log2: int) -> None:
         calls().append(("summary", (cycles,), out))
         return out
 
+    def set_crossings(self, value):
+        calls().append(("set_crossings", (copy.deepcopy(value),),
+                        copy.deepcopy(orig_crossings.fget(self))))   # (what it replaces)
+        orig_crossings.fset(self, value)
+
+    def cross(self, crossings):
+        args = (copy.deepcopy(crossings),)
+        out = orig_cross(self, crossings)
+        calls().append(("cross", args, out))
+        return out
+
     ms.MemorySystem.__init__, ms.MemorySystem.access = init, access
+    ms.MemorySystem.crossings = property(orig_crossings.fget, set_crossings)
+    ms.MemorySystem.cross = cross
     Mshr.free_at, Mshr.when_free = free_at, when_free
     ms.MemorySystem.drained = property(drained_get, orig_drained.fset)
     ms.MemorySystem.summary = summary
@@ -78,7 +94,7 @@ def _record(path: str, log2: int) -> None:
     succ = np.empty(n, dtype=np.int64)
     succ[order[:-1]] = order[1:]
     succ[order[-1]] = order[-1]
-    rank(succ, device="sim:gtx260", launch_options={"engine": "timed-block"})
+    rank(succ, device=device, launch_options={"engine": "timed-block"})
     with open(path, "wb") as f:
         pickle.dump(launches, f)
     print(f"{len(launches)} launches, {sum(len(x['calls']) for x in launches)} calls -> {path}")
@@ -104,6 +120,11 @@ def _replay(path: str, repeat: int) -> None:
                     got = mshr.free_at(*args)
                 elif name == "when_free":
                     got = mshr.when_free(*args)
+                elif name == "set_crossings":  # (the engine takes the far loads' data)
+                    got = copy.deepcopy(memory.crossings)
+                    memory.crossings = copy.deepcopy(args[0])
+                elif name == "cross":
+                    got = memory.cross(copy.deepcopy(args[0]))
                 elif name == "drained":
                     got = memory.drained
                 else:                  # (mshr_waits: the engine counts them, not these calls)
@@ -128,9 +149,10 @@ def main() -> None:
     ap.add_argument("file")
     ap.add_argument("--log2", type=int, default=16)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--device", default="sim:gtx260")
     args = ap.parse_args()
     if args.action == "record":
-        _record(args.file, args.log2)
+        _record(args.file, args.log2, args.device)
     else:
         _replay(args.file, args.repeat)
 
