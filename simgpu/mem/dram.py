@@ -172,37 +172,24 @@ class Dram:
                     break
             else:
                 order = range(n)                   # one row of one bank: as they came
-        done = [0.0] * n
         last = arrive
         moved = 0
         wait = 0.0
+        done = [0.0] * n if finishes is not None else None
         spread = self.amap.lanes > 1
         for i in order:
             b, r, s, a = txns[i]
             moved += s
             if s > burst and spread:
-                # a transaction of several bursts spreads over the bank groups and
-                # sub-channels: each burst is served where the address map puts it
-                end = arrive
-                where = self.amap.where
-                for k in range(0, s, burst):
-                    _, bk, rk = where(a + k)
-                    sc = subs[bk // bps]
-                    e, w = (sc.write(bk % bps, rk, 1, arrive) if write
-                            else sc.read(bk % bps, rk, 1, arrive))
-                    if e > end:
-                        end = e
-                    if w > wait:
-                        wait = w
+                end, w = self._spread(subs, a, s, arrive, write)
             elif write:
                 end, w = subs[b // bps].write(b % bps, r, -(-s // burst), arrive)
-                if w > wait:
-                    wait = w
             else:
                 end, w = subs[b // bps].read(b % bps, r, -(-s // burst), arrive)
-                if w > wait:
-                    wait = w
-            done[i] = end
+            if w > wait:
+                wait = w
+            if done is not None:
+                done[i] = end
             if end > last:
                 last = end
         if wait > self.wait:
@@ -212,6 +199,22 @@ class Dram:
             finishes += done
             return last, finishes
         return last
+
+    def _spread(self, subs, a: int, s: int, arrive: float, write: bool):
+        """A transaction of several bursts spread over the bank groups and sub-channels:
+        each burst served where the address map puts it; (its end, its longest wait)."""
+        bps, burst, where = self.banks_per_sub, self.burst, self.amap.where
+        end, wait = arrive, 0.0
+        for k in range(0, s, burst):
+            _, bk, rk = where(a + k)
+            sc = subs[bk // bps]
+            e, w = (sc.write(bk % bps, rk, 1, arrive) if write
+                    else sc.read(bk % bps, rk, 1, arrive))
+            if e > end:
+                end = e
+            if w > wait:
+                wait = w
+        return end, wait
 
     def drain(self) -> float:
         """Send every write still queued to its banks (the launch is ending); return

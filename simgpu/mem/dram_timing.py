@@ -79,6 +79,7 @@ class SubChannel:
 
     def __init__(self, timing: Timing, banks: int):
         self.t = timing
+        self.read_depth, self.cl = timing.read_depth, timing.cl   # (read's, per read)
         self.banks = banks
         self.per_group = banks // timing.groups
         # Rows stay open between launches (open-page policy) but this model's state is a
@@ -123,7 +124,7 @@ class SubChannel:
         self.queued_total += queued
         if queued > self.queued_max:
             self.queued_max = queued
-        if queued >= self.t.read_depth:                # full: wait for the first to leave
+        if queued >= self.read_depth:                  # full: wait for the first to leave
             enter = heappop(reads)
             self.stall += enter - arrive
         else:
@@ -132,7 +133,7 @@ class SubChannel:
             self._drain(len(self.pending), self._reads_issued())   # an idle bus: the
                                                        # queued writes went first
         start, end = self._access(bank, row, bursts, enter, False)
-        heappush(reads, start - self.t.cl)             # leaves at its (first) column command
+        heappush(reads, start - self.cl)               # leaves at its (first) column command
         return end, enter - arrive
 
     def write(self, bank: int, row: int, bursts: int, arrive: float):
@@ -174,21 +175,40 @@ class SubChannel:
             return
         # FR-FCFS over the whole write queue: the writes to open rows first, then the
         # oldest write and every queued write to its row, and so on, until k are sent.
+        # (One pass each: the open-row writes; then the others grouped by (bank, row) in
+        # order of each group's oldest write -- the order "the oldest remaining write and
+        # every write to its row" takes them in -- a group cut short where k are reached.)
         open_row = self.open_row
-        batch = [w for w in pending if open_row[w[1]] == w[2]][:k]
+        hit = [open_row[w[1]] == w[2] for w in pending]
+        batch = [w for w, h in zip(pending, hit) if h][:k]
         if len(batch) < k:
-            taken = set(map(id, batch))
-            rest = [w for w in pending if id(w) not in taken]
-            while len(batch) < k and rest:
-                bank, row = rest[0][1], rest[0][2]
-                same = [w for w in rest if w[1] == bank and w[2] == row][:k - len(batch)]
-                batch += same
-                taken.update(map(id, same))
-                rest = [w for w in rest if id(w) not in taken]
-            self.pending = rest
+            groups: dict = {}
+            for i, w in enumerate(pending):
+                if not hit[i]:
+                    key = (w[1], w[2])
+                    members = groups.get(key)
+                    if members is None:
+                        groups[key] = [i]
+                    else:
+                        members.append(i)
+            taken = set()
+            for members in groups.values():
+                need = k - len(batch)
+                if need <= 0:
+                    break
+                members = members[:need]
+                batch += [pending[i] for i in members]
+                taken.update(members)
+            self.pending = [w for i, w in enumerate(pending) if not hit[i] and i not in taken]
         else:
-            taken = set(map(id, batch))
-            self.pending = [w for w in pending if id(w) not in taken]
+            kept = len(batch)                      # the first k open-row writes go
+            rest = []
+            for w, h in zip(pending, hit):
+                if h and kept:
+                    kept -= 1
+                else:
+                    rest.append(w)
+            self.pending = rest
         wl, writes, access = self.t.wl, self.writes, self._access
         for enter, bank, row, bursts in batch:
             start, _ = access(bank, row, bursts, enter if enter > now else now, True)
@@ -227,7 +247,8 @@ class SubChannel:
             self.pre_ok[bank] = act + tm.ras
         first = cmd + (tm.wl if write else tm.cl)
         burst = tm.burst
-        if tm.group_spacing:                         # one bank group: bursts tCCD_L apart
+        spacing = tm.group_spacing
+        if spacing:                                  # one bank group: bursts tCCD_L apart
             group = bank // self.per_group
             span = burst + (bursts - 1) * tm.ccd_l
             last = self.last_data_g[group]
@@ -235,11 +256,14 @@ class SubChannel:
             # is not checked against the group's earlier ones)
             if last - tm.ccd_l < first < last + tm.ccd_l:
                 first = last + tm.ccd_l
+        elif bursts == 1:
+            span = burst                             # (burst + 0 * burst_slot)
         else:
             span = burst + (bursts - 1) * tm.burst_slot
         starts = self.bus_start
         if starts and first < starts[-1]:
             start = self._place(first, span, write)   # maybe into a gap: search
+            end = start + span
         else:                                     # after every reservation: append
             start = first
             end = start + span
@@ -267,8 +291,7 @@ class SubChannel:
                 self.bus_write.append(write)
             if end > self.tail:
                 self.tail = end
-        end = start + span
-        if tm.group_spacing and end - burst > self.last_data_g[group]:
+        if spacing and end - burst > self.last_data_g[group]:
             self.last_data_g[group] = end - burst
         if write:
             ok = end + tm.wr

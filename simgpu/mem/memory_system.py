@@ -178,9 +178,9 @@ class MemorySystem:
         """Loads and stores of a GPU without caches: straight to the partitions."""
         t = req.translated
         by_part: dict = {}
-        where, cache, granule = self.amap.where, self.amap.cache, self.amap.granule
+        get, where, granule = self.amap.cache.get, self.amap.where, self.amap.granule
         for a, s in zip(req.addresses, req.sizes):
-            w = cache.get(a // granule) or where(a)
+            w = get(a // granule) or where(a)
             txns = by_part.get(w[0])
             if txns is None:
                 by_part[w[0]] = [(w[1], w[2], s, a)]
@@ -201,29 +201,32 @@ class MemorySystem:
         sm, flits, sizes = req.sm, net.flits, req.sizes
         header = flits(0)
         # one transaction size (the usual case): its packets' flits, else each one's
-        same = flits(sizes[0]) if sizes.count(sizes[0]) == len(sizes) else None
-        batches = []
-        total = 0
-        for part, txns in by_part.items():
-            data = len(txns) * same if same is not None else sum([flits(s) for _, _, s, _ in txns])
-            out_flits, back_flits = (data, header * len(txns)) if write else \
-                (header * len(txns), data)
-            batches.append((part, txns, out_flits, back_flits))
-            total += out_flits
+        s0 = sizes[0]
+        same = flits(s0) if sizes.count(s0) == len(sizes) else None
+        if same is not None:
+            total = len(sizes) * (same if write else header)
+        else:
+            total = (sum([flits(s) for s in sizes]) if write else header * len(sizes))
         port = sm // net.per_port
         left = t + net.sm_out[port].book(t, total)
         net.flits_sent += total
         # (Interconnect.leave_sm, to_port, leave_partition and reach_sm, inline: this is
         # the hot path of the GT200's loads and stores)
         part_in, part_out, queue, half = net.part_in, net.part_out, net.queue_cycles, net.half_trip
-        back_total, last = 0, t
-        for part, txns, out_flits, back_flits in batches:
+        back_total, last, arrive = 0, t, t + half
+        for part, txns in by_part.items():
+            n = len(txns)
+            data = n * same if same is not None else sum([flits(x[2]) for x in txns])
+            if write:
+                out_flits, back_flits = data, header * n
+            else:
+                out_flits, back_flits = header * n, data
             wait = left - t + part_in[part].book(left, out_flits)
             if wait > queue:                   # the partition's queue is full: held back
                 net.held += 1
                 if t + wait - queue > req.accepted:
                     req.accepted = t + wait - queue
-            finish = serve(part, txns, t + half + wait, write=write)
+            finish = serve(part, txns, arrive + wait, None, True, write)
             finish += part_out[part].book(finish, back_flits)
             if finish > last:
                 last = finish
