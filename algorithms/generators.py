@@ -308,60 +308,6 @@ def rmat_graph(scale: int, edge_factor: int = 16, seed: int = 0, a: float = 0.57
 # readers and normalizers
 # --------------------------------------------------------------------------
 
-# read_succ / read_edges live in readers.py (the format found by content); they are
-# imported here too, where they were first.
-from .readers import read_edges, read_succ  # noqa: E402,F401
-
-
-def as_edge_array(obj, n: int | None = None) -> tuple[int, np.ndarray]:
-    """Normalize a graph to (n, edges int64 (m, 2)).
-
-    Accepts an (m, 2) integer array (or list of pairs), a scipy sparse matrix
-    or array (every stored non-zero (i, j) is an edge; must be square), or a
-    networkx graph (nodes relabelled 0..N-1 in G.nodes order unless they
-    already are exactly 0..N-1; multi-edges kept).  n defaults to the matrix
-    size / number of nodes / largest id + 1.
-    """
-    import scipy.sparse
-    if hasattr(obj, "nodes") and hasattr(obj, "edges"):  # networkx, duck-typed
-        nodes = list(obj.nodes)
-        if all(isinstance(v, (int, np.integer)) for v in nodes) and set(nodes) == set(range(len(nodes))):
-            index = None
-        else:
-            index = {v: i for i, v in enumerate(nodes)}
-        pairs = [(u, v) if index is None else (index[u], index[v]) for u, v, *_ in obj.edges]
-        edges = np.array(pairs, dtype=np.int64).reshape(-1, 2)
-        return _finish(len(nodes) if n is None else n, edges, "networkx graph")
-    if scipy.sparse.issparse(obj):
-        if obj.shape[0] != obj.shape[1]:
-            raise ValueError(f"sparse matrix is {obj.shape[0]} x {obj.shape[1]}, "
-                             "an adjacency matrix must be square")
-        coo = obj.tocoo()
-        keep = coo.data != 0  # an explicitly stored zero is not an edge
-        edges = np.stack([coo.row[keep], coo.col[keep]], axis=1).astype(np.int64)
-        return _finish(obj.shape[0] if n is None else n, edges, "sparse matrix")
-    arr = np.asarray(obj)
-    if arr.size == 0 and arr.ndim <= 2:
-        arr = arr.reshape(0, 2).astype(np.int64)
-    if arr.ndim != 2 or arr.shape[1] != 2:
-        raise ValueError(f"edges must have shape (m, 2), got {arr.shape}")
-    if arr.dtype.kind not in "iu":
-        raise ValueError(f"edges must have an integer dtype, got {arr.dtype}")
-    if len(arr) and arr.min() < 0:
-        e = int(np.flatnonzero((arr < 0).any(axis=1))[0])
-        raise ValueError(f"edge {e} = {tuple(arr[e].tolist())} has a negative vertex id")
-    edges = arr.astype(np.int64)
-    if n is None:
-        n = int(edges.max()) + 1 if len(edges) else 0
-    return _finish(n, edges, "edge array")
-
-
-def _finish(n, edges: np.ndarray, what: str) -> tuple[int, np.ndarray]:
-    n = _check_n(n)
-    if len(edges):
-        bad = np.flatnonzero((edges >= n).any(axis=1))
-        if len(bad):
-            e = int(bad[0])
-            raise ValueError(f"{what}: edge {e} = {tuple(edges[e].tolist())} has a vertex "
-                             f"id out of range [0, {n})")
-    return n, np.ascontiguousarray(edges, dtype=np.int64)
+# read_succ / read_edges live in readers.py (the format found by content), with
+# as_edge_array, which they use; they are imported here too, where they were first.
+from .readers import as_edge_array, read_edges, read_succ  # noqa: E402,F401

@@ -159,7 +159,6 @@ def read_edges(path, n: int | None = None) -> tuple[int, np.ndarray]:
       tails after '#' or '%' are comments (SNAP style).
     Each may be gzipped. n defaults to the matrix size, else to the largest id + 1.
     """
-    from .generators import as_edge_array
     kind, payload, path = read_input(path)
     try:
         if kind == "mtx":
@@ -194,7 +193,6 @@ def read_edges(path, n: int | None = None) -> tuple[int, np.ndarray]:
 def _read_mtx(path, data: bytes, n):
     import scipy.io
     import scipy.sparse
-    from .generators import as_edge_array
     try:
         info = scipy.io.mminfo(io.BytesIO(data))
         mat = scipy.io.mmread(io.BytesIO(data))
@@ -224,3 +222,65 @@ def _loadtxt_edges(text: str):
     if arr.size and arr.min() < 0:
         return None
     return arr.reshape(-1, 2)
+
+
+# --------------------------------------------------------------------------
+# normalizers (also imported by algorithms.generators, where they were first)
+# --------------------------------------------------------------------------
+
+def as_edge_array(obj, n: int | None = None) -> tuple[int, np.ndarray]:
+    """Normalize a graph to (n, edges int64 (m, 2)).
+
+    Accepts an (m, 2) integer array (or list of pairs), a scipy sparse matrix
+    or array (every stored non-zero (i, j) is an edge; must be square), or a
+    networkx graph (nodes relabelled 0..N-1 in G.nodes order unless they
+    already are exactly 0..N-1; multi-edges kept).  n defaults to the matrix
+    size / number of nodes / largest id + 1.
+    """
+    import scipy.sparse
+    if hasattr(obj, "nodes") and hasattr(obj, "edges"):  # networkx, duck-typed
+        nodes = list(obj.nodes)
+        if all(isinstance(v, (int, np.integer)) for v in nodes) and set(nodes) == set(range(len(nodes))):
+            index = None
+        else:
+            index = {v: i for i, v in enumerate(nodes)}
+        pairs = [(u, v) if index is None else (index[u], index[v]) for u, v, *_ in obj.edges]
+        edges = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+        return _finish(len(nodes) if n is None else n, edges, "networkx graph")
+    if scipy.sparse.issparse(obj):
+        if obj.shape[0] != obj.shape[1]:
+            raise ValueError(f"sparse matrix is {obj.shape[0]} x {obj.shape[1]}, "
+                             "an adjacency matrix must be square")
+        coo = obj.tocoo()
+        keep = coo.data != 0  # an explicitly stored zero is not an edge
+        edges = np.stack([coo.row[keep], coo.col[keep]], axis=1).astype(np.int64)
+        return _finish(obj.shape[0] if n is None else n, edges, "sparse matrix")
+    arr = np.asarray(obj)
+    if arr.size == 0 and arr.ndim <= 2:
+        arr = arr.reshape(0, 2).astype(np.int64)
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise ValueError(f"edges must have shape (m, 2), got {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"edges must have an integer dtype, got {arr.dtype}")
+    if len(arr) and arr.min() < 0:
+        e = int(np.flatnonzero((arr < 0).any(axis=1))[0])
+        raise ValueError(f"edge {e} = {tuple(arr[e].tolist())} has a negative vertex id")
+    edges = arr.astype(np.int64)
+    if n is None:
+        n = int(edges.max()) + 1 if len(edges) else 0
+    return _finish(n, edges, "edge array")
+
+
+def _finish(n, edges: np.ndarray, what: str) -> tuple[int, np.ndarray]:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise ValueError(f"n must be an integer, got {n!r}")
+    if not 0 <= n <= 2**31 - 1:               # node ids are int32 on the device
+        raise ValueError(f"n={n} must be in [0, {2**31 - 1}]")
+    n = int(n)
+    if len(edges):
+        bad = np.flatnonzero((edges >= n).any(axis=1))
+        if len(bad):
+            e = int(bad[0])
+            raise ValueError(f"{what}: edge {e} = {tuple(edges[e].tolist())} has a vertex "
+                             f"id out of range [0, {n})")
+    return n, np.ascontiguousarray(edges, dtype=np.int64)

@@ -28,7 +28,7 @@ import time
 import numpy as np
 
 from gpu_timing import algorithm_time, cuda_time
-from table_out import emit
+from simgpu_apps.table_out import emit
 
 
 def wall_ms(cp, fn, repeats=3):

@@ -18,12 +18,12 @@ step tests
 timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests -rA 2>&1 | tail -30 > "$OUT/tests.log"
 cat "$OUT/tests.log"
 step validation
-timeout 540 python3 -m cuda_backend.validate --out "$OUT/val" --seeds 3 ${QUICK:+--quick} > "$OUT/validation.log" 2>&1
+timeout 540 python3 -m simgpu_apps.gpu_tools.validate --out "$OUT/val" --seeds 3 ${QUICK:+--quick} > "$OUT/validation.log" 2>&1
 tail -5 "$OUT/validation.log"; cp "$OUT/val/validation.md" "$OUT/" 2>/dev/null
 { printf '\n## GPU tests on the same machine\n\n`python3 -m pytest -q -m gpu tests -rA` (%s):\n\n```\n' "$(date +%F)"
   grep -v '^=\+' "$OUT/tests.log"; printf '```\n'; } >> "$OUT/validation.md"
 step calibration
-timeout 300 python3 -m cuda_backend.calibrate --device cuda --out "$OUT/calibration-gpu.json" 2>&1 | tail -12
+timeout 300 python3 -m simgpu_apps.gpu_tools.calibrate --device cuda --out "$OUT/calibration-gpu.json" 2>&1 | tail -12
 step list-ranking
 timeout 300 python3 benchmarks/gpu_list_ranking.py ${QUICK:+--log2n 20} --out "$OUT/list_ranking.md" 2>&1 | tail -12
 step connected-components

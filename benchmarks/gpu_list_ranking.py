@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from gpu_timing import algorithm_time, cuda_time
-from table_out import emit
+from simgpu_apps.table_out import emit
 
 
 def random_list_gpu(cp, n, seed):

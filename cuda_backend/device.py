@@ -15,6 +15,7 @@ import numpy as np
 from simgpu.device import Device, DeviceArray, register_device
 from simgpu.ir.types import ArrayType
 from simgpu.report import LaunchReport
+from simgpu.lang.errors import LaunchError
 
 
 # Host arrays at least this large are page-locked (registered with the driver) for
@@ -106,6 +107,25 @@ class CudaDevice(Device):
             arr = self.cp.zeros(n, dtype=dtype)      # on the device: no host array, no copy
         return DeviceArray(self, arr, int(arr.data.ptr))
 
+    def _adopt(self, obj):
+        """CUDA memory (CuPy or anything with __cuda_array_interface__) as a DeviceArray,
+        no copy; a non-contiguous one is made contiguous on the device."""
+        cp = self.cp
+        with cp.cuda.Device(self.index):
+            arr = cp.asarray(obj)                 # a view: CuPy reads the interface
+            if arr.device.id != self.index:
+                raise ValueError(f"the array is on cuda:{arr.device.id}, not on {self.name}")
+            if not arr.flags.c_contiguous:
+                arr = cp.ascontiguousarray(arr)
+        return DeviceArray(self, arr, int(arr.data.ptr))
+
+    def _export(self, arr):
+        return arr._data                          # a CuPy array
+
+    def _device_copy(self, dst, src):
+        with self.cp.cuda.Device(self.index):
+            dst._data[...] = src._data
+
     def _to_host(self, arr):
         host = np.empty(arr._data.shape, dtype=arr._data.dtype)
         with self.cp.cuda.Device(self.index), self._page_locked(host):
@@ -181,8 +201,12 @@ class CudaDevice(Device):
         ``synchronize()``, or this launch with ``sync=True``.
 
         Options meant for the simulator (``engine``, ``schedule``, ``seed``)
-        are accepted and ignored, so algorithm code runs unchanged here.
+        are accepted and ignored, so algorithm code runs unchanged here; a
+        ``check`` is refused (the GPU runs none: compute-sanitizer does).
         """
+        if options.get("check"):
+            raise LaunchError(f"check={options['check']!r} runs on the simulator only (sim:...); "
+                              "on the GPU use compute-sanitizer --tool racecheck / initcheck")
         fn, grid, block, scalars, arrays = self.check_launch(kernel, grid, block, args)
         func = self.function(kernel)
         argv = []

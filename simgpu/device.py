@@ -7,7 +7,9 @@
     out.to_host()
 
 Launches are checked against the kernel's signature and the GPU's limits
-before anything runs, so a refused launch changes no data.
+before anything runs, so a refused launch changes no data.  An array that does
+not fit in the device's memory raises :class:`DeviceMemoryError` (a
+``MemoryError``) and allocates nothing.
 """
 from __future__ import annotations
 
@@ -18,9 +20,8 @@ import numpy as np
 from .ir.types import ArrayType, ScalarType, from_dtype
 from .lang import Kernel
 from .lang.errors import ArgumentError, LaunchError
+from .mem.address_space import ALIGNMENT, DeviceMemoryError  # noqa: F401  (part of the API)
 from .report import LaunchReport
-
-ALIGNMENT = 256           # cudaMalloc returns 256-byte aligned pointers
 
 
 class DeviceArray:
@@ -67,8 +68,34 @@ class DeviceArray:
         host = np.ascontiguousarray(src, dtype=self.dtype)
         self.device._copy_from(self, host.ravel())
 
+    def view(self, dtype) -> "DeviceArray":
+        """The same memory read as another dtype of the same item size (no copy)."""
+        dtype = np.dtype(dtype)
+        if dtype.itemsize != self.dtype.itemsize:
+            raise ValueError(f"view: {dtype} has {dtype.itemsize}-byte items, the array "
+                             f"{self.dtype.itemsize}-byte ones")
+        from_dtype(dtype)
+        return DeviceArray(self.device, self._data.view(dtype), self.base)
+
+    @property
+    def __cuda_array_interface__(self):
+        # On a real GPU the array is CUDA memory that CuPy, Numba, PyTorch ... can use
+        # without a copy; a simulated device's array is host memory and has none.
+        try:
+            return self._data.__cuda_array_interface__
+        except AttributeError:
+            raise AttributeError(f"{self.device.name}'s arrays are not CUDA memory "
+                                 "(copy it to the host with .to_host())") from None
+
     def __repr__(self) -> str:
         return f"DeviceArray({self.size} x {self.dtype}, on {self.device.name}, at {self.base:#x})"
+
+
+def is_device_array(obj) -> bool:
+    """A DeviceArray of any device, or an array in CUDA memory (CuPy, Numba, PyTorch,
+    anything with ``__cuda_array_interface__``)."""
+    return isinstance(obj, DeviceArray) or hasattr(type(obj), "__cuda_array_interface__") \
+        and hasattr(obj, "__cuda_array_interface__")
 
 
 class Device(ABC):
@@ -109,6 +136,55 @@ class Device(ABC):
             raise ArgumentError(f"full: the value {value!r} is not a {dtype} "
                                 f"(range and kind of the array's dtype)")
         return self.to_device(np.full(n, value, dtype=dtype))
+
+    def as_device_array(self, obj, ravel: bool = False) -> DeviceArray | None:
+        """``obj``'s memory as a one-dimensional DeviceArray of this device (``ravel``:
+        a multi-dimensional one flattened), without a copy, or None when ``obj`` is not device memory (a host array: the caller copies
+        it with ``to_device``).  A DeviceArray of another device, or CUDA memory on a
+        device that cannot read it, is a ValueError."""
+        if isinstance(obj, DeviceArray):
+            if obj.device is not self:
+                raise ValueError(f"the array lives on {obj.device.name}, not on {self.name}: "
+                                 f"run on device={obj.device.name!r}, or copy it over with "
+                                 "to_host() first")
+            arr = obj
+        elif is_device_array(obj):
+            arr = self._adopt(obj)
+        else:
+            return None
+        if ravel and len(arr.shape) > 1:          # C-contiguous (see _adopt): a view
+            arr = DeviceArray(self, arr._data.reshape(-1), arr.base)
+        if len(arr.shape) != 1:
+            raise ValueError(f"device arrays are one-dimensional here; got shape {arr.shape} "
+                             "(flatten it on the device first)")
+        return arr
+
+    def _adopt(self, obj) -> DeviceArray:
+        raise ValueError(f"{self.name} cannot read CUDA memory ({type(obj).__name__} has "
+                         "__cuda_array_interface__): run on device='cuda', or pass a host "
+                         "(numpy) array")
+
+    def export(self, arr: DeviceArray, like):
+        """``arr`` in the form the caller passed its input as: a DeviceArray for a
+        DeviceArray, else the backend's own array type (CuPy on a GPU) for CUDA
+        memory, or a numpy copy for a host array."""
+        if isinstance(like, DeviceArray):
+            return arr
+        if is_device_array(like):
+            return self._export(arr)
+        return arr.to_host()
+
+    def _export(self, arr: DeviceArray):
+        return arr
+
+    def copy(self, arr: DeviceArray) -> DeviceArray:
+        """A new device array with ``arr``'s contents, copied on the device."""
+        out = self.empty(arr.size, arr.dtype)
+        self._device_copy(out, arr)
+        return out
+
+    def _device_copy(self, dst: DeviceArray, src: DeviceArray) -> None:
+        dst._data[...] = src._data
 
     @abstractmethod
     def _allocate(self, host: np.ndarray) -> DeviceArray:

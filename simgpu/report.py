@@ -66,16 +66,24 @@ class LaunchReport:
     atomics: AccessCounts = field(default_factory=AccessCounts)
     shared_loads: int = 0                 # warp-level shared-memory instructions
     shared_stores: int = 0
+    shared_atomics: int = 0               # warp-level shared-memory atomic instructions
     by_line: dict = field(default_factory=dict)   # "file.py:line" -> {"loads": AccessCounts, ...}
     extra: dict = field(default_factory=dict)     # engine-specific figures (queues, ...)
     samples: dict = field(default_factory=dict, repr=False, compare=False)
+    races: list = field(default_factory=list, repr=False, compare=False)
+    # check="races": every conflicting pair found (simgpu.sim.racecheck.Race)
     # (line, kind) -> the first warp's addresses of that instruction (teaching view)
 
     def counts(self, kind: str) -> AccessCounts:
         return {"load": self.loads, "store": self.stores, "atomic": self.atomics}[kind]
 
     def to_dict(self) -> dict:
-        d = asdict(self)
+        races, self.races = self.races, []     # their IR nodes are no data to copy
+        try:
+            d = asdict(self)
+        finally:
+            self.races = races
+        d["races"] = [r.format() for r in races]
         d.pop("samples")
         d["grid"], d["block"] = list(self.grid), list(self.block)
         d["by_line"] = {str(k): v for k, v in d["by_line"].items()}
@@ -95,7 +103,7 @@ class LaunchReport:
                          "engine='timed-block' or 'timed' for a simulated time)")
         if not self.counted:
             lines.append("counts: not measured on the GPU itself "
-                         "(python -m cuda_backend.validate reads them with Nsight Compute)")
+                         "(python -m simgpu_apps.gpu_tools.validate reads them with Nsight Compute)")
             return "\n".join(lines)
         lines.append(f"warp instructions {self.warp_instructions:,}   branches {self.branches:,}   "
                      f"divergent {self.divergent_branches:,}")
@@ -104,8 +112,9 @@ class LaunchReport:
         for name, c in (("loads", self.loads), ("stores", self.stores), ("atomics", self.atomics)):
             lines.append(f"{name:8}{c.instructions:>12,}{c.requests:>12,}{c.transactions:>12,}"
                          f"{c.bytes_requested:>14,}{c.bytes:>14,}{c.efficiency:>8.2f}")
-        if self.shared_loads or self.shared_stores:
-            lines.append(f"shared memory: {self.shared_loads:,} loads, {self.shared_stores:,} stores")
+        if self.shared_loads or self.shared_stores or self.shared_atomics:
+            lines.append(f"shared memory: {self.shared_loads:,} loads, {self.shared_stores:,} stores"
+                         + (f", {self.shared_atomics:,} atomics" if self.shared_atomics else ""))
         for key, value in self.extra.items():
             if isinstance(value, list):       # per-partition figures: summarize
                 value = f"min {min(value):,}  max {max(value):,}  total {sum(value):,}"

@@ -75,15 +75,24 @@ examples:
   simgpu coalesce --stride 1                      # the ideal case on CC 1.3
   simgpu coalesce --stride 1 --offset 1           # misaligned: 64 B + 32 B
   simgpu coalesce --stride 2 --arch sm_90         # 32-byte sectors on Hopper
+  simgpu coalesce --stride 1 --offset 1 --arch sm_11,sm_13,sm_90   # three rules compared
+  simgpu coalesce --stride 1 --offset 1 --steps   # the rule, step by step
   simgpu coalesce --example striding              # section 2.5 of the paper
+  simgpu coalesce --example striding --chart      # plus a memory chart per launch
   simgpu coalesce --example striding --device sim:h100 --plot out.png""")
-    p.add_argument("--stride", type=int, default=1, help="elements between neighbouring lanes")
-    p.add_argument("--offset", type=int, default=0, help="element index of lane 0")
-    p.add_argument("--word-size", type=int, default=4, choices=(1, 2, 4, 8, 16))
-    p.add_argument("--arch", default=None, help="sm_11, sm_13, sm_20, sm_90, ... "
-                   "(default: the device's)")
-    p.add_argument("--lanes", type=int, default=32, help="active lanes of the warp")
+    p.add_argument("--stride", type=int, default=None,
+                   help="elements between neighbouring lanes (default 1)")
+    p.add_argument("--offset", type=int, default=None, help="element index of lane 0 (default 0)")
+    p.add_argument("--word-size", type=int, default=None, choices=(1, 2, 4, 8, 16),
+                   help="bytes per word (default 4)")
+    p.add_argument("--arch", default=None, help="sm_11, sm_13, sm_20, sm_90, ... (default: the "
+                   "device's); several, comma-separated, compare them: --arch sm_11,sm_13,sm_90")
+    p.add_argument("--lanes", type=int, default=None, help="active lanes of the warp (default 32)")
+    p.add_argument("--steps", action="store_true",
+                   help="tell the coalescing rule step by step for this warp")
     p.add_argument("--example", choices=("striding",), help="run a ready example kernel pair")
+    p.add_argument("--chart", action="store_true",
+                   help="with --example: a memory chart per launch (requests, L1, L2, DRAM)")
     p.add_argument("--device", default="sim:gtx260")
     p.add_argument("-n", type=int, default=1 << 16, help="elements for --example")
     p.add_argument("--plot", metavar="PNG", help="also draw the picture (needs matplotlib)")
@@ -91,36 +100,81 @@ examples:
 
 
 def cmd_coalesce(args):
-    from simgpu.mem.explain import access_pattern, explain, plot
+    from simgpu.mem.explain import access_pattern, compare, explain, plot
+    from simgpu.mem.explain_steps import steps
     dev = _sim_device(args.device)
-    arch = args.arch or dev.arch
     if args.example:
-        return _coalesce_example(args, dev, arch)
-    if not 1 <= args.lanes <= 32:
-        raise UserError(f"--lanes must be 1..32, not {args.lanes}")
-    addr = access_pattern(args.stride, args.offset, args.word_size, args.lanes)
+        return _coalesce_example(args, dev)
+    if args.chart:
+        raise UserError("--chart draws the launches of --example; add --example striding")
+    stride = 1 if args.stride is None else args.stride
+    offset = 0 if args.offset is None else args.offset
+    word_size = 4 if args.word_size is None else args.word_size
+    lanes = 32 if args.lanes is None else args.lanes
+    archs = [a.strip() for a in (args.arch or dev.arch).split(",") if a.strip()]
+    if not 1 <= lanes <= 32:
+        raise UserError(f"--lanes must be 1..32, not {lanes}")
+    addr = access_pattern(stride, offset, word_size, lanes)
     if (addr < 0).any():
         raise UserError("the pattern reaches negative addresses; use a larger --offset")
-    title = (f"stride {args.stride}, offset {args.offset}, {args.word_size}-byte words, {arch}")
     if args.json:
         from simgpu.mem.coalesce import transactions
-        print(json.dumps({"arch": arch, "addresses": addr.tolist(),
-                          "transactions": transactions(addr, args.word_size, arch)}))
+        found = {a: transactions(addr, word_size, a) for a in archs}
+        out = {"arch": archs[0], "addresses": addr.tolist(), "transactions": found[archs[0]]}
+        if len(archs) > 1:
+            out["by_arch"] = found
+        print(json.dumps(out))
         return
-    print(explain(addr, args.word_size, arch, title=title))
+    if len(archs) > 1:
+        print(compare(addr, word_size, archs,
+                      f"stride {stride}, offset {offset}, {word_size}-byte words, {len(addr)} lanes"))
+        print()
+    for arch in archs:
+        title = f"stride {stride}, offset {offset}, {word_size}-byte words, {arch}"
+        print(explain(addr, word_size, arch, title=title))
+        if args.steps:
+            print()
+            print(steps(addr, word_size, arch))
+        if len(archs) > 1:
+            print()
     if args.plot:
-        plot(addr, args.word_size, arch, args.plot, title)
-        print(f"picture written to {args.plot}")
+        for arch in archs:
+            path = args.plot if len(archs) == 1 else args.plot.replace(".png", f"_{arch}.png")
+            plot(addr, word_size, arch, path, f"stride {stride}, offset {offset}, {arch}")
+            print(f"picture written to {path}")
 
 
-def _coalesce_example(args, dev, arch):
+def _times(a: float, b: float) -> str:
+    """'2.3x slower' / '1.4x faster' / 'about as fast': a's time against b's."""
+    r = a / b
+    if r >= 1.05:
+        return f"{r:.1f}x slower than"
+    if r <= 1 / 1.05:
+        return f"{1 / r:.1f}x faster than"
+    return "about as fast as"
+
+
+def _coalesce_example(args, dev):
     from simgpu_apps.lessons import coalescing as ex
     from simgpu.mem.explain import explain, plot
+    given = [f"--{k.replace('_', '-')}" for k in ("stride", "offset", "word_size", "lanes")
+             if getattr(args, k) is not None] + (["--steps"] if args.steps else [])
+    if given:
+        raise UserError(f"{', '.join(given)}: options of a pattern of your own, which "
+                        "--example does not use (its kernels make their own addresses); drop "
+                        "--example to see your pattern")
+    arch = dev.arch
+    if args.arch and args.arch != dev.arch:
+        raise UserError(f"--example runs on --device {dev.name} ({dev.arch}), and its numbers are "
+                        f"that device's; --arch {args.arch} would draw other rules over them. "
+                        "Drop --arch, or compare rules on a pattern: simgpu coalesce --stride 1 "
+                        f"--arch {args.arch}")
     n = args.n
     src, dst = dev.to_device(np.arange(n, dtype=np.int32)), dev.zeros(n, np.int32)
     threads = dev.config.gpu.sm_count * 256
     rows = {}
     for kern in (ex.copy_striding, ex.copy_partitioning):
+        dev.flush_caches()               # each kernel starts with a cold L2, as under ncu
         rep = dev.launch(kern, threads // 256, 256, src, dst, n, engine="timed")
         if not np.array_equal(dst.to_host(), np.arange(n)):
             raise RuntimeError(f"{kern.name} copied wrong data")      # a simulator bug, loudly
@@ -143,8 +197,16 @@ def _coalesce_example(args, dev, arch):
               f"{(c.bytes_requested + c2.bytes_requested) / (c.bytes + c2.bytes):>12.0%}"
               f"{rep.time_ms:>12.4f}")
     s, p = rows["copy_striding"], rows["copy_partitioning"]
-    print(f"\npartitioning is {p.time_ms / s.time_ms:.1f}x slower than striding on {dev.name} "
+    print(f"\npartitioning is {_times(p.time_ms, s.time_ms)} striding on {dev.name} "
           f"({n:,} ints, {threads:,} threads, timed engine)")
+    print("note: 'striding' is the paper's name for the grid-stride loop, the coalesced one. "
+          "NVIDIA's strideCopy (CUDA C Best Practices Guide) is the opposite: neighbouring lanes "
+          "a stride apart; see python -m simgpu_apps.lessons.offset_stride")
+    if args.chart:
+        from simgpu_apps.lessons.memory_chart import chart
+        for rep in rows.values():
+            print()
+            print(chart(rep))
     if args.plot:
         sample = next(s for (line, kind), s in p.samples.items() if kind == "load")
         plot(sample["address"][sample["active"]], sample["word_size"], arch, args.plot,
@@ -181,8 +243,20 @@ cache key includes a hash of the simulator and algorithm sources).  Times on
 a simulated device are simulated kernel times; CPU baselines are wall-clock
 times on this machine.
 
+Sizes (--size): quick: lists to 2^16 nodes, graphs to 2^14 edges; full (the
+default): lists to 2^20, graphs to 2^18; paper: the paper's own sizes, lists
+to 64M nodes (every 2M from 40M to 64M on both packings, Fig. 3 right) and
+graphs to m = 8M edges (Fig. 4, 6) -- minutes on a real GPU, about 29 hours
+on one core with the simulator.  Before it starts, the run prints its estimate (time, peak host
+memory) from per-point cost models.  A point whose arrays do not fit the
+device's memory is refused by the device and reported as such.
+
+An interrupted run (Ctrl-C, killed) resumes from OUT/cache when run again.
+A finished run's folder is not overwritten without --overwrite.
+
 examples:
   simgpu paper --quick                          # small sizes, a few minutes
+  simgpu paper --size paper --device cuda       # the paper's sizes on the real GPU
   simgpu paper --quick --jobs 2 --out out/paper
   simgpu paper --device sim:h100                # full sizes: prints an estimate first
   simgpu paper --device cuda                    # CUDA-event times on the real GPU
@@ -194,7 +268,20 @@ workers).  The scheduler and every worker must have simgpu installed from
 the same source as this machine (it is checked before any point is sent;
 nothing is uploaded); they need no shared disk: results come back here,
 where the cache, CPU baselines and report are written.""")
-    p.add_argument("--quick", action="store_true", help="small sizes (minutes, not hours)")
+    p.add_argument("--quick", action="store_true", help="small sizes (minutes, not hours): "
+                   "the same as --size quick")
+    p.add_argument("--size", choices=("quick", "full", "paper"), default=None,
+                   help="size setting: quick, full (default), paper (the paper's sizes)")
+    p.add_argument("--overwrite", action="store_true", help="write into an OUT that holds an "
+                   "earlier run's report (its cache is reused)")
+    p.add_argument("--beside", default=None, metavar="REPORT",
+                   help="an earlier report.md (or its folder): its verdicts go beside this run's")
+    p.add_argument("--estimate", action="store_true", help="print the plan's estimate (time, "
+                   "peak host memory) and stop")
+    p.add_argument("--cpu-repeats", type=int, default=None, metavar="N",
+                   help="runs of each CPU baseline (default: the size setting's)")
+    p.add_argument("--gpu-repeats", type=int, default=None, metavar="N",
+                   help="timed runs of each point on a real GPU (default: the size setting's)")
     p.add_argument("--tiny", action="store_true", help=argparse.SUPPRESS)   # tests: seconds
     p.add_argument("--device", default="sim:gtx260", help="sim:gtx260 (default), sim:h100, "
                    "sim:h200, cuda")
@@ -215,10 +302,17 @@ def cmd_paper(args):
     from simgpu_apps.experiments import run_paper
     if args.jobs < 1:
         raise UserError(f"--jobs must be >= 1, not {args.jobs}")
-    size = "tiny" if args.tiny else "quick" if args.quick else "full"
+    if args.quick and args.size not in (None, "quick"):
+        raise UserError(f"--quick and --size {args.size} disagree: give one of them")
+    size = "tiny" if args.tiny else "quick" if args.quick else args.size or "full"
     only = [x.strip() for x in args.only.split(",") if x.strip()] if args.only else None
-    run_paper(out=args.out, size_name=size, device=args.device, jobs=args.jobs, only=only,
-              progress=not args.no_progress, scheduler=args.scheduler)
+    try:
+        run_paper(out=args.out, size_name=size, device=args.device, jobs=args.jobs, only=only,
+                  progress=not args.no_progress, scheduler=args.scheduler,
+                  overwrite=args.overwrite, beside=args.beside, cpu_repeats=args.cpu_repeats,
+                  gpu_repeats=args.gpu_repeats, dry_run=args.estimate)
+    except KeyboardInterrupt:
+        return 130
 
 
 # --- simgpu rank / cc ----------------------------------------------------------------
@@ -351,7 +445,7 @@ def cmd_show_cuda(args):
 def add_validate(sub):
     sub.add_parser("validate", help="hold the simulator against a real GPU (needs CuPy, ncu); "
                    "simgpu validate FILE.py compares your own kernels on two devices",
-                   add_help=False, description="Runs python -m cuda_backend.validate; "
+                   add_help=False, description="Runs python -m simgpu_apps.gpu_tools.validate; "
                    "see its --help. With FILE.py: simgpu_apps.compare (simgpu validate "
                    "FILE.py --help).")
 
@@ -362,7 +456,7 @@ def cmd_validate(args):
         if validate_file(args.rest):
             raise UserError("the two devices' outputs differ (see above)")
         return
-    from cuda_backend.validate import main as validate_main
+    from simgpu_apps.gpu_tools.validate import main as validate_main
     validate_main(args.rest)
 
 
@@ -392,7 +486,7 @@ def main(argv=None) -> int:
     try:
         from simgpu_apps.cli_checks import check_args
         check_args(args, UserError)                 # paths, options: before any work
-        COMMANDS[args.command][1](args)
+        code = COMMANDS[args.command][1](args)
     except KernelError as exc:
         print(f"simgpu {args.command}: kernel error:\n{exc}", file=sys.stderr)
         return 2
@@ -402,7 +496,7 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print(f"simgpu {args.command}: interrupted", file=sys.stderr)
         return 130
-    return 0
+    return code if isinstance(code, int) else 0     # simgpu paper: 130 when interrupted
 
 
 if __name__ == "__main__":

@@ -72,10 +72,10 @@ ARRAY_CASES = [
 
 @pytest.mark.parametrize("make,match", ARRAY_CASES)
 def test_bad_device_arrays_are_refused(sim, make, match):
-    before = sim._next
+    before = sim.memory.arrays, sim.memory.in_use, len(sim.copies)
     with pytest.raises(ArgumentError, match=match):
         make(sim)
-    assert sim._next == before                       # nothing allocated
+    assert (sim.memory.arrays, sim.memory.in_use, len(sim.copies)) == before   # nothing allocated
 
 
 @pytest.mark.parametrize("host", [np.array([1.5, 2, 3]), np.array([2**40, 1, 1]),
@@ -122,7 +122,7 @@ def test_a_refused_algorithm_call_launches_nothing():
     dev = simgpu.get_device("sim:gtx260")
     with pytest.raises(LaunchError):
         lr.rank(SUCC, method="wylie", device=dev, launch_options=dict(engine="x"))
-    assert dev.copies == [] and dev._next == simgpu.device.ALIGNMENT
+    assert dev.copies == [] and dev.memory.arrays == 0
 
 
 # --- readers ----------------------------------------------------------------------------

@@ -102,3 +102,57 @@ def test_plot_without_matplotlib_is_one_line(monkeypatch, capsys, tmp_path):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     assert main(["coalesce", "--stride", "1", "--plot", str(tmp_path / "x.png")]) == 2
     assert "needs matplotlib" in capsys.readouterr().err
+
+
+def test_coalesce_compares_architectures_side_by_side(capsys):
+    code, out, _ = run(capsys, "coalesce", "--stride", "1", "--offset", "1",
+                       "--arch", "sm_11,sm_13,sm_90")
+    assert code == 0
+    rows = {line.split()[0]: line.split()[-3:] for line in out.splitlines()
+            if line.split() and line.split()[0] in ("sm_11", "sm_13", "sm_90")}
+    assert rows == {"sm_11": ["32", "1024", "12%"], "sm_13": ["3", "224", "57%"],
+                    "sm_90": ["5", "160", "80%"]}
+    assert out.count("total: ") == 3            # and each one's picture
+    code, out, _ = run(capsys, "coalesce", "--stride", "2", "--arch", "sm_13,sm_90", "--json")
+    assert json.loads(out)["by_arch"]["sm_90"] == [[32 * k, 32] for k in range(8)]
+
+
+def test_coalesce_steps_and_whole_warp_lane_labels(capsys):
+    code, out, _ = run(capsys, "coalesce", "--stride", "1", "--offset", "1", "--steps")
+    assert code == 0
+    assert "only the upper half is used: 128 B -> 64 B at 0x40" in out
+    assert "result: 3 transactions, 224 bytes" in out
+    code, out, _ = run(capsys, "coalesce", "--stride", "1", "--arch", "sm_90")
+    assert "|0123456789abcdefghijklmnopqrstuv|" in out      # lane 16 is 'g', not '0' again
+
+
+def test_coalesce_stride_zero_is_a_broadcast_not_200_percent(capsys):
+    code, out, _ = run(capsys, "coalesce", "--stride", "0")
+    assert code == 0
+    assert "64 bytes moved for 4 bytes wanted (6% efficiency; 31 lanes read a word" in out
+
+
+@pytest.mark.parametrize("argv,text", [
+    (("coalesce", "--example", "striding", "--stride", "4"), "--stride: options of a pattern"),
+    (("coalesce", "--example", "striding", "--steps"), "--steps: options of a pattern"),
+    (("coalesce", "--example", "striding", "--arch", "sm_11"), "its numbers are that device's"),
+    (("coalesce", "--stride", "2", "--chart"), "--chart draws the launches of --example"),
+])
+def test_coalesce_refuses_options_it_would_ignore(capsys, argv, text):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and text in err and out == ""
+
+
+def test_coalesce_example_chart_and_naming_note(capsys):
+    code, out, _ = run(capsys, "coalesce", "--example", "striding", "-n", "4096",
+                       "--device", "sim:h100", "--chart")
+    assert code == 0
+    assert "NVIDIA's strideCopy" in out
+    assert out.count("memory chart: copy_") == 2 and "L2" in out and "DRAM" in out
+
+
+def test_times_words_never_say_fractions_slower():
+    from simgpu_apps.cli import _times
+    assert _times(2.0, 1.0) == "2.0x slower than"
+    assert _times(0.9, 1.0) == "1.1x faster than"
+    assert _times(1.01, 1.0) == "about as fast as"

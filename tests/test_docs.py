@@ -50,6 +50,43 @@ def test_some_pages_have_checked_examples():
     assert any(e is not None for p in pages() for _, e in blocks(p))
 
 
+ROOT = DOCS.parent
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+# A page included into another resolves its links from where it is included:
+# simgpu_apps.gpu_tools.validate copies the calibration section into docs/validation.md.
+INCLUDED_INTO = {"docs/calibration/calibration-h100-section.md": DOCS}
+
+
+def relative_links(page):
+    """The relative link targets of a Markdown page, code blocks left out."""
+    text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)
+    return [m.group(1).split("#")[0] for m in LINK.finditer(text)
+            if not re.match(r"[a-z]+:", m.group(1)) and m.group(1).split("#")[0]]
+
+
+def test_every_relative_link_resolves():
+    """Pages moved between docs/results/, docs/calibration/ and the code's folders keep
+    their links: every relative link of every Markdown file in the repository names a
+    file or folder that exists."""
+    broken = []
+    for page in sorted(ROOT.rglob("*.md")):
+        rel = page.relative_to(ROOT).as_posix()
+        if rel.startswith(".") or "/." in rel:
+            continue
+        base = INCLUDED_INTO.get(rel, page.parent)
+        broken += [f"{rel}: {target}" for target in relative_links(page)
+                   if not (base / target).exists()]
+    assert broken == [], "broken links:\n" + "\n".join(broken)
+
+
+def test_the_included_section_is_the_one_validate_copies(tmp_path):
+    from simgpu_apps.gpu_tools.validate import CALIBRATION_SECTION
+    assert [ROOT / rel for rel in INCLUDED_INTO] == [CALIBRATION_SECTION]
+    page = tmp_path / "page.md"
+    page.write_text("[a](x.md) [b](https://e.org) [c](#top)\n```\n[d](y.md)\n```\n")
+    assert relative_links(page) == ["x.md"]
+
+
 def update_pages():
     """Rewrite every output block from a fresh run of its code (after a model change):
     python -m tests.test_docs  — then read the diff before committing it."""

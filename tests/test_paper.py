@@ -51,7 +51,7 @@ def runs(tmp_path_factory):
     """(first run, second run, --jobs 2 run): (folder, stdout, seconds) each."""
     a, b = tmp_path_factory.mktemp("paper_j1"), tmp_path_factory.mktemp("paper_j2")
     first = (a, *paper(a))
-    second = (a, *paper(a))
+    second = (a, *paper(a, "--overwrite"))
     jobs2 = (b, *paper(b, "--jobs", "2"))
     return first, second, jobs2
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import simgpu
 from algorithms import generators, list_ranking
@@ -174,3 +175,112 @@ def test_runnable_with_python_m():
                            env=env, capture_output=True, text=True, timeout=60)
         assert p.returncode == 0, p.stderr
         assert f"python -m simgpu_apps.lessons.{name}" in p.stdout and "--device" in p.stdout
+
+
+# --- offsetCopy / strideCopy ------------------------------------------------------------
+
+# Efficiencies from the coalescing rules as the CUDA C Programming Guide states them
+# (worked by hand, 4-byte words, loads and stores alike):
+# CC 1.3, offset k words: an even half-warp reads 64 B inside one 128 B segment (128 B
+# moved for k != 0 mod 16); an odd one straddles two segments: the upper part of one
+# (64 B, or 32 B for k >= 8) and the lower part of the next (32 B for k <= 8, else 64 B).
+# Sector GPUs: 4 sectors per warp, 5 when 4k is not a multiple of 32.
+# CC 1.3, stride s: a half-warp's 16 words lie 4s bytes apart: s = 2 -> one 128 B
+# segment; 4 -> two of 128 B; 8 -> four of 128 B; 16 -> eight of 128 B (lanes at 0 and
+# 64 of each); 32 -> sixteen, each shrunk to 32 B.  Sector GPUs: min(32, 4s) sectors
+# of 32 B per warp for 128 B wanted.
+OFFSET_EFFICIENCY = {
+    "sim:gtx260": {0: 1, 1: 128 / 224, 2: 128 / 224, 4: 128 / 224, 8: 128 / 192,
+                   15: 128 / 224, 16: 1, 32: 1},
+    "sim:h100": {0: 1, 1: 0.8, 2: 0.8, 4: 0.8, 8: 1, 15: 0.8, 16: 1, 32: 1},
+}
+STRIDE_EFFICIENCY = {
+    "sim:gtx260": {1: 1, 2: 0.5, 4: 0.25, 8: 0.125, 16: 0.0625, 32: 0.125},
+    "sim:h100": {1: 1, 2: 0.5, 4: 0.25, 8: 0.125, 16: 0.125, 32: 0.125},
+}
+
+
+def test_offset_stride_lesson_prints_the_guides_efficiencies(tmp_path):
+    import io
+    from simgpu_apps.lessons import offset_stride as OS
+    buf = io.StringIO()
+    result = OS.run(("sim:gtx260", "sim:h100"), tmp_path, plot=False, threads=512, stream=buf)
+    text = buf.getvalue()
+    assert "strideCopy" in text and "the opposite" in text      # the naming warning
+    rows = rows_of(text, ("offsetCopy", "strideCopy"))
+    assert len(rows) == 2 * (len(OS.OFFSETS) + len(OS.STRIDES))
+    printed = iter(rows)
+    for device in ("sim:gtx260", "sim:h100"):
+        for kind, expect in (("offset", OFFSET_EFFICIENCY), ("stride", STRIDE_EFFICIENCY)):
+            for k, rep in result[device][kind].items():
+                s = sums([rep])
+                assert s["wanted"] / s["bytes"] == pytest.approx(expect[device][k])
+                again = OS.measure(device, kind, k, 512)       # the public API, again
+                assert sums([again]) == s
+                r = next(printed)
+                assert r[:6] == [f"{kind}Copy", str(k), _lesson.cell(s["transactions"]),
+                                 _lesson.cell(s["bytes"]), _lesson.cell(s["wanted"]),
+                                 _lesson.cell(s["wanted"] / s["bytes"])]
+    # the lesson's point on CC 1.3: stride 16 moves more than stride 32
+    g = result["sim:gtx260"]["stride"]
+    assert sums([g[16]])["bytes"] > sums([g[32]])["bytes"]
+
+
+# --- exercises: the hand-worked answers against the simulator's coalescer -----------------
+
+def test_every_exercise_answer_is_what_the_simulator_does():
+    from simgpu_apps.lessons.exercises import EXERCISES
+    for e in EXERCISES:
+        assert e.simulated() == (e.transactions, e.bytes), e.question
+
+
+def test_exercises_print_questions_then_answers(capsys):
+    from simgpu_apps.lessons import exercises
+    exercises.main([])
+    out = capsys.readouterr().out
+    assert "1. CC 1.3" in out and "answer:" not in out
+    exercises.main(["--answers"])
+    out = capsys.readouterr().out
+    assert out.count("answer:") == len(exercises.EXERCISES)
+    assert "answer: 3 transactions, 224 bytes" in out
+
+
+# --- the step-by-step view ----------------------------------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_step_by_step_view_issues_the_coalescers_transactions(data):
+    from simgpu.mem.coalesce import transactions
+    from simgpu.mem.explain_steps import step_transactions
+    ws = data.draw(st.sampled_from([1, 2, 4, 8, 16]))
+    arch = data.draw(st.sampled_from(["sm_10", "sm_11", "sm_12", "sm_13", "sm_20", "sm_90"]))
+    words = data.draw(st.lists(st.integers(0, 80), min_size=32, max_size=32))
+    active = data.draw(st.lists(st.booleans(), min_size=32, max_size=32))
+    addr = np.array(words, dtype=np.int64) * ws
+    lines, txns = step_transactions(addr, ws, arch, active)
+    assert txns == transactions(addr, ws, arch, active)
+    if any(active):
+        assert lines[-1].startswith("result: ")
+
+
+# --- the memory chart -----------------------------------------------------------------------
+
+def test_memory_chart_shows_the_reports_figures(tmp_path):
+    from simgpu_apps.lessons.memory_chart import chart, plot_chart
+    dev = simgpu.get_device("sim:h100")
+    n = 4096
+    src, dst = dev.to_device(np.arange(n, dtype=np.int32)), dev.zeros(n, np.int32)
+    rep = dev.launch(copy_partitioning, 4, 128, src, dst, n, engine="timed")
+    text = chart(rep)
+    req = rep.loads.requests + rep.stores.requests
+    txn = rep.loads.transactions + rep.stores.transactions
+    lines = {line.split()[0]: line for line in text.splitlines()[1:] if line.split()[0] != "|"}
+    assert f"{req:,}" in lines["requests"] and f"{txn:,}" in lines["transactions"]
+    assert f"{rep.extra['l1_hit_rate']:.1%} hit" in lines["L1"]
+    assert f"{rep.extra['l2_hit_rate']:.1%} hit" in lines["L2"]
+    assert f"{rep.extra['dram_bytes']:,} B" in lines["DRAM"]
+    lock = dev.launch(copy_partitioning, 4, 128, src, dst, n, engine="lockstep")
+    assert "no L2 figures" in chart(lock) and "no DRAM figures" in chart(lock)
+    if HAVE_MPL:
+        plot_chart(rep, str(tmp_path / "chart.png"))
+        assert (tmp_path / "chart.png").read_bytes()[:4] == b"\x89PNG"

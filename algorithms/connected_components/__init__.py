@@ -13,6 +13,16 @@ Methods (METHODS):
                         (shiloach_vishkin.py); see README.md for the design,
                         the read/write counts against Table 4 and the
                         step-1 lesson.
+    "union-find"        ECL-CC's design (union_find.py): CSR built on the
+                        device, init to the first smaller neighbour, hooks by
+                        atomic_cas with intermediate pointer jumping, work
+                        split by degree (thread / warp / block per vertex),
+                        a final flatten; no round loop, one pass.
+
+Edges may be a host array or device memory (a DeviceArray, a CuPy array,
+anything with __cuda_array_interface__; shape (m, 2) or (2m,), int32/int64):
+device edges are read in place and the labels come back as a device array of
+the same kind (CuPy for CUDA memory); host edges give numpy labels.
 
 Input: n vertices 0..n-1 and an (m, 2) integer array (or list of pairs) of
 undirected edges.  Self-loops, duplicate edges and isolated vertices are fine,
@@ -30,11 +40,12 @@ import simgpu
 from ..arguments import check_device, check_launch_options, check_seed, check_threads
 from .sequential import label_sequential
 from . import shiloach_vishkin as _sv
+from . import union_find as _uf
 from .shiloach_vishkin import ConvergenceError, round_bound
 
 __all__ = ["label", "CCResult", "METHODS", "ConvergenceError", "round_bound"]
 
-METHODS = ("sequential", "shiloach-vishkin")
+METHODS = ("sequential", "shiloach-vishkin", "union-find")
 
 
 @dataclass
@@ -50,7 +61,7 @@ def label(n, edges, method="shiloach-vishkin", device="sim:gtx260", threads=None
           launch_options=None) -> CCResult:
     """Label the connected components of the graph (n, edges).
 
-    method: "sequential" (host) or "shiloach-vishkin" (device kernels).
+    method: "sequential" (host), "shiloach-vishkin" or "union-find" (device kernels).
     device: a device name ("sim:gtx260", "sim:h100", ...) or a Device object.
     threads: p, the total number of threads of every launch (grid x block); at
         most 256 or a multiple of 256.  Default: one per vertex or directed
@@ -64,14 +75,24 @@ def label(n, edges, method="shiloach-vishkin", device="sim:gtx260", threads=None
         raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
     check_seed("label", seed)
     if method == "sequential":
+        if simgpu.is_device_array(edges):      # the host reads a copy; labels stay on the host
+            src = edges if isinstance(edges, simgpu.DeviceArray) else \
+                simgpu.get_device("cuda").as_device_array(edges, ravel=True)
+            edges = src.to_host().reshape(-1, 2)
         return CCResult(labels=label_sequential(n, _as_edges(edges)))
     dev = check_device(device)                 # every argument checked before any work
     check_threads("label", threads, dev)
     launch_options = check_launch_options(dev, launch_options)
+    if method == "union-find":
+        labels, launches, p, m = _uf.union_find(n, edges, dev, threads=threads, seed=seed,
+                                                launch_options=launch_options)
+        return CCResult(labels=dev.export(labels, edges), rounds=0, launches=launches,
+                        threads=p, directed_edges=m)
     labels, rounds, launches, p, m = _sv.shiloach_vishkin(
-        n, edges, dev, threads=threads, seed=seed, launch_options=launch_options)
-    return CCResult(labels=labels, rounds=rounds, launches=launches, threads=p,
-                    directed_edges=m)
+        n, edges, dev, threads=threads, seed=seed, launch_options=launch_options,
+        device_out=True)
+    return CCResult(labels=dev.export(labels, edges), rounds=rounds, launches=launches,
+                    threads=p, directed_edges=m)
 
 
 def _as_edges(edges):

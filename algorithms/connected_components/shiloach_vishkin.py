@@ -26,6 +26,8 @@ import math
 import numpy as np
 
 from . import kernels as K
+from simgpu.device import is_device_array
+
 from .sequential import INT32_MAX, check_graph, validate_edges
 
 BLOCK = 256                 # threads per block unless `threads` is smaller
@@ -83,7 +85,7 @@ def geometry(threads, items: int):
 
 
 def shiloach_vishkin(n, edges, device, threads=None, seed=0, launch_options=None,
-                     fused_step1=False, max_rounds=None, observer=None):
+                     fused_step1=False, max_rounds=None, observer=None, device_out=False):
     """Run SV on `device`; returns (labels int64, rounds, launches, p, m_directed).
 
     The input edges go to the device as they are (one copy of the (m, 2)
@@ -98,18 +100,19 @@ def shiloach_vishkin(n, edges, device, threads=None, seed=0, launch_options=None
     fused_step1: use the WRONG fused step 1 (demonstration only).
     max_rounds: stop with ConvergenceError after this many rounds (default:
     4 * (floor(log_{3/2} n) + 2), far above what the correct variant needs).
+    edges: a host array, or device memory (see edge_input).  device_out: return the
+    labels as a device array (int64) instead of a numpy copy.
     observer: called as observer(kernel_name, s, D, Q) after every launch,
     helpers included (D, Q: the device arrays; s: the round, 0 for SV0 and
     the edge kernels), for tests that check invariants between kernels.
     """
-    arr = np.asarray(edges)
-    if arr.size == 0 and arr.ndim <= 2:       # [] or np.empty((0, 2)), any dtype
-        arr = np.empty((0, 2), dtype=np.int64)
-    arr = check_graph(n, arr)                 # O(1); the ids are checked on the device
+    arr = edge_input(n, edges, device)        # O(1) checks; the ids are checked on the device
     n = int(n)
     if n == 0:
-        validate_edges(n, arr)                # any edge is out of range
-        return np.empty(0, dtype=np.int64), 0, [], 0, 0
+        if len(arr):
+            validate_edges(n, host_edges(arr))    # any edge is out of range
+        return (device.zeros(0, np.int64) if device_out else np.empty(0, dtype=np.int64)), \
+            0, [], 0, 0
     grid, block = geometry(threads, max(n, 2 * len(arr)))
     opts = dict(launch_options or {})
     base_seed = opts.pop("seed", seed)
@@ -168,7 +171,53 @@ def shiloach_vishkin(n, edges, device, threads=None, seed=0, launch_options=None
             break
 
     labels = device_labels(D, n, device, lambda k, *a: launch(k, *a, helper=True))
-    return labels.to_host(), s, launches, grid * block, m
+    return (labels if device_out else labels.to_host()), s, launches, grid * block, m
+
+
+class DeviceEdges:
+    """Edges already in device memory: R, the flat (u0, v0, u1, v1, ...) ids as a
+    signed int32 or int64 DeviceArray; len() is the number of edges m."""
+
+    def __init__(self, R):
+        self.R = R
+
+    def __len__(self):
+        return self.R.size // 2
+
+
+def edge_input(n, edges, device):
+    """The O(1) checks of the graph (check_graph) and the edges as label() reads
+    them: a host array (np.ndarray, (m, 2)), or DeviceEdges for device memory (a
+    DeviceArray or CUDA memory such as a CuPy array) of shape (m, 2) or (2m,),
+    int32/int64 (uint32/uint64 read as signed: ids >= 2^31 / 2^63 are out of range)."""
+    if not is_device_array(edges):
+        arr = np.asarray(edges)
+        if arr.size == 0 and arr.ndim <= 2:       # [] or np.empty((0, 2)), any dtype
+            arr = np.empty((0, 2), dtype=np.int64)
+        return check_graph(n, arr)
+    shape = tuple(edges.shape)
+    R = device.as_device_array(edges, ravel=True)
+    if not (len(shape) == 2 and shape[1] == 2 or len(shape) == 1 and shape[0] % 2 == 0):
+        raise ValueError(f"edges on the device must have shape (m, 2) or (2m,) (u0, v0, u1, "
+                         f"v1, ...), got {shape}")
+    dt = R.dtype
+    if dt.kind not in "iu" or dt.itemsize not in (4, 8):
+        raise ValueError(f"edges on the device must be int32 or int64 (or uint32/uint64), "
+                         f"not {dt}: convert them on the device first")
+    if dt.kind == "u":
+        R = R.view(np.int32 if dt.itemsize == 4 else np.int64)
+    check_graph(n, np.empty((0, 2), dtype=np.int64))         # n's checks
+    if R.size // 2 > INT32_MAX:
+        raise ValueError(f"m={R.size // 2} edges do not fit the int32 index type "
+                         f"(max {INT32_MAX})")
+    return DeviceEdges(R)
+
+
+def host_edges(arr) -> np.ndarray:
+    """The edges as an (m, 2) host array (a copy back for DeviceEdges): for messages."""
+    if isinstance(arr, DeviceEdges):
+        return arr.R.to_host().reshape(-1, 2)
+    return arr
 
 
 def raw_edges(arr: np.ndarray) -> np.ndarray:
@@ -197,15 +246,17 @@ def upload_edges(n: int, arr: np.ndarray, device, grid: int, block: int, launch)
     m_in = len(arr)
     if m_in == 0:
         return device.zeros(1, np.int64), 0
-    raw = raw_edges(arr)
-    wide = raw.dtype == np.int64
-    R = device.to_device(raw)
+    if isinstance(arr, DeviceEdges):
+        R = arr.R
+    else:
+        R = device.to_device(raw_edges(arr))
+    wide = R.dtype == np.int64
     chunk = -(-m_in // (grid * block)) * block        # a multiple of the block, >= 1 tile
     counts = device.zeros(grid + 1, np.int32)
     launch(K.cc_edges_count_i64 if wide else K.cc_edges_count_i32, R, counts, n, m_in, chunk)
     c = counts.to_host().astype(np.int64)
     if c[grid]:
-        validate_edges(n, arr)                        # raises, naming the first bad edge
+        validate_edges(n, host_edges(arr))            # raises, naming the first bad edge
         raise RuntimeError(f"the device counted {c[grid]} edges out of range, the host none")
     half = int(c[:grid].sum())
     if 2 * half > INT32_MAX:

@@ -27,23 +27,43 @@ Methods (METHODS):
                         per step, its walk split over ``workers`` processes
                         (cpu.py): the paper's multi-core CPU baseline
 
-Validation (validate=True, O(n)): the input must be a 1-D integer array with
-n < 2^31 (node ids are int32 on the device), every successor in [0, n), no
-node with two predecessors, no cycle and so at least one tail; each failure
-is a ValueError naming the offending node(s) (sequential.validate_succ).  An
-empty list and n = 1 are fine.  The heads of the lists (random splitter) are
-found on the host, from the in-degrees, in both cases: they are part of the
-input's description, as node 0 is the head in the paper.  With
-validate=False invalid input is not caught up front: pointer jumping that
-does not converge in log2(n) rounds raises RuntimeError (Wylie, RS4), a
-kernel indexing out of bounds raises simgpu's KernelRuntimeError, other
-damage gives wrong ranks; nothing loops forever.
+Input and output.  ``succ`` may be a host array (numpy, a list) or device
+memory: a DeviceArray of ``device``, or, on the 'cuda' device, anything with
+``__cuda_array_interface__`` (a CuPy array, ...), int32 or int64 (uint32 /
+uint64 read as signed: ids >= 2^31 are out of range).  The device methods
+return ``ranks`` in the same kind of memory: numpy for a host array (one copy
+each way, page-locked on a GPU), a DeviceArray for a DeviceArray, a CuPy array
+for other CUDA memory; the caller's device array is never written.  Host
+methods read a copy and return numpy.
+
+Validation (device methods: device_input.py, every check a kernel; the host
+reads a few counters, never n values).  Always: every successor in [0, n) and
+at least one tail (a bad id would make the kernels read outside the arrays).
+With validate=True (default) also: no node with two predecessors and no
+cycle, checked from the result: a consistent ranking (rank[t] == 0 at tails,
+rank[i] == rank[succ[i]] + 1 elsewhere: one gather pass) exists only without
+a cycle, the in-degrees come from the head finding (several lists), and a
+single list's head must have rank n - 1.  Only when a check fails does the
+host copy succ back and run the sequential diagnosis, which names the
+offending node(s) in a ValueError (sequential.validate_succ); so do host
+methods, before they start.  An empty list and n = 1 are fine.  The heads
+of the lists (random splitter) are found on the device: for one list (one
+tail) as the one id no successor names (n(n-1)/2 minus the successors'
+sum, a streaming pass), else from in-degrees (atomics) and a block prefix
+sum.  With validate=False invalid input is not caught beyond the range
+check: pointer jumping that does not converge in log2(n) rounds raises
+RuntimeError (Wylie, RS4), other damage gives wrong ranks; nothing loops
+forever.  The one host pass left on a device method is splitters="even" (the
+paper's "perfect" splitters need every node's position: a sequential walk of
+a host copy).  ``RankResult.helper_launches`` holds these kernels' reports
+(report.extra["step"]: "check", "heads", "validate", "output").
 
 Threads.  ``threads`` is the number of GPU threads p.  Random splitter: the
 number of random splitters, one per thread (also the threads of RS1, RS2,
 RS3 and RS5).  The default is sm_count * max_threads_per_sm / 8 of the device
 (3,456 = 16 x 216 cores on the GTX 260: "a small factor times the number of
-cores", the paper's advice), at most 16,384 for packing=48, halved while
+cores", the paper's advice; on a real GPU at least n / 64, which an H100
+needs to hide its walks' latency), at most 16,384 for packing=48, halved while
 p log2 p > n so that the work O(n + p log p) stays O(n); never below 32.
 Wylie: the striding threads, by default one per node up to the device's
 resident threads (sm_count * max_threads_per_sm).  wylie-single-block: the
@@ -67,7 +87,7 @@ import simgpu
 from simgpu.lang.errors import ArgumentError
 
 from ..arguments import check_block, check_device, check_launch_options, check_seed, check_threads
-from . import cpu
+from . import cpu, device_input
 from .random_splitter import (MAX_THREADS_48, WALKS, check_48_threads, check_walk,
                               run_random_splitter)
 from .sequential import rank_sequential, validate_succ
@@ -86,9 +106,12 @@ MAX_N = 2**31 - 1
 
 @dataclass
 class RankResult:
-    ranks: np.ndarray                              # int64 distance to the tail
+    ranks: object              # int64 distance to the tail: numpy, or device memory (above)
     launches: list = field(default_factory=list)   # LaunchReport per kernel launch, in order
     stats: dict = field(default_factory=dict)
+    # the launches around the method's kernels (device_input.py: checks, heads, the
+    # validation, int64 output), in order; report.extra["step"] says which
+    helper_launches: list = field(default_factory=list)
 
     def kernel_reports(self, name: str) -> list:
         """The launches of one kernel (by report.kernel)."""
@@ -106,6 +129,7 @@ class _Context:
         self.block = max(32, min(int(block), self.max_block))
         self.options = dict(launch_options or {})
         self.launches: list = []
+        self.helpers: list = []             # device_input's launches (RankResult.helper_launches)
 
     def config_value(self, section: str, name: str, default):
         cfg = getattr(self.device, "config", None)
@@ -144,6 +168,11 @@ def default_threads(device, n: int, packing: int = 64) -> int:
     for packing=48."""
     ctx = device if isinstance(device, _Context) else _Context(device, 256, None)
     p = max(32, ctx.resident_threads() // 8)
+    if not ctx.device.is_simulated:
+        # a real GPU hides the walks' dependent reads only with many more walkers: on an
+        # H100 n/64 splitters was within 1% of the best p at 2^24 and 2^26 nodes
+        # (docs/results/gpu-list-ranking-h100.md); the simulated GPUs keep the paper's p
+        p = max(p, n // 64 // 32 * 32)
     if packing == 48:
         p = min(p, MAX_THREADS_48)
     while p > 32 and p * np.log2(p) > n:
@@ -205,6 +234,17 @@ def rank(succ, method: str = "random-splitter", device="sim:gtx260", threads: in
         walk = check_walk(walk, packing)
     if method == "random-splitter" and packing == 48 and threads is not None:
         check_48_threads(int(threads))
+    if method in DEVICE_METHODS:
+        ctx = _Context(device, block, launch_options, None if threads is None else int(threads))
+        if method == "wylie-single-block" and threads is not None and threads > ctx.max_block:
+            raise ValueError(f"wylie-single-block runs one block: threads={threads} exceeds "
+                             f"{ctx.device.name}'s {ctx.max_block} threads per block")
+        return _rank_on_device(ctx, succ, method, threads, packing, splitters, seed, validate,
+                               walk)
+    if simgpu.is_device_array(succ):           # a host method: the host reads a copy
+        src = succ if isinstance(succ, simgpu.DeviceArray) else \
+            simgpu.get_device("cuda").as_device_array(succ)
+        succ = src.to_host()
     s = _as_succ(succ, validate)
     n = len(s)
 
@@ -212,26 +252,54 @@ def rank(succ, method: str = "random-splitter", device="sim:gtx260", threads: in
         return RankResult(rank_sequential(s) if n else np.empty(0, np.int64))
     if method == "sequential-compiled":
         return RankResult(cpu.rank_sequential_compiled(s))
-    if method == "cpu-random-splitter":
-        ranks, stats = cpu.rank_cpu_random_splitter(s, threads, seed, workers=workers)
-        return RankResult(ranks, [], stats)
+    ranks, stats = cpu.rank_cpu_random_splitter(s, threads, seed, workers=workers)
+    return RankResult(ranks, [], stats)
 
-    ctx = _Context(device, block, launch_options, None if threads is None else int(threads))
-    if method == "wylie-single-block" and threads is not None and threads > ctx.max_block:
-        raise ValueError(f"wylie-single-block runs one block: threads={threads} exceeds "
-                         f"{ctx.device.name}'s {ctx.max_block} threads per block")
+
+def _rank_on_device(ctx, succ, method, threads, packing, splitters, seed, validate, walk):
+    """The device methods: succ as given (host or device memory) in, the ranks out in
+    the same kind of memory (device_input.py does the checks on the device)."""
+    dev = ctx.device
+    if not simgpu.is_device_array(succ):
+        arr = np.asarray(succ)
+        if arr.ndim != 1:
+            raise ValueError(f"succ must be a 1-D array, got shape {arr.shape}")
+        if arr.size and arr.dtype.kind not in "iu":
+            raise ValueError(f"succ must have an integer dtype, got {arr.dtype}")
+        if arr.size > MAX_N:
+            raise ValueError(f"n = {arr.size:,} nodes: node ids are int32 on the device "
+                             f"(n <= {MAX_N:,})")
+        if arr.size == 0:
+            return RankResult(np.empty(0, np.int64), [], {})
+    src, owned = device_input.to_device_succ(dev, succ)
+    n = src.size
+    if n > MAX_N:
+        raise ValueError(f"n = {n:,} nodes: node ids are int32 on the device (n <= {MAX_N:,})")
     if n == 0:
-        return RankResult(np.empty(0, np.int64), [], {})
-    succ_d = ctx.device.to_device(s.astype(np.int32))
-    if method == "wylie":
-        ranks, rounds = run_wylie(ctx, succ_d, n)
-        stats = {"rounds": rounds}
-    elif method == "wylie-single-block":
-        ranks, rounds = run_wylie_single_block(ctx, succ_d, n)
-        stats = {"rounds": rounds}
-    else:
-        p = default_threads(ctx, n, packing) if threads is None else int(threads)
-        heads = cpu.heads_of(s)
-        ranks, stats = run_random_splitter(ctx, succ_d, s, heads, p=p, packing=packing,
-                                           splitters=splitters, seed=seed, walk=walk)
-    return RankResult(ranks, ctx.launches, stats)
+        return RankResult(dev.export(dev.zeros(0, np.int64), succ), [], {}, [])
+    need_heads = method == "random-splitter"
+    info = device_input.prepare(ctx, src, validate, need_heads)
+    succ_d = info.succ32
+    if method == "random-splitter" and packing == 64 and walk == "paper" \
+            and ((succ_d is src and not owned) or validate):
+        succ_d = dev.copy(succ_d)       # RS5 writes the ranks over it: not the caller's array
+        # (nor succ that the validation reads after the walk)
+    try:
+        if method == "wylie":
+            ranks, rounds = run_wylie(ctx, succ_d, n)
+            stats = {"rounds": rounds}
+        elif method == "wylie-single-block":
+            ranks, rounds = run_wylie_single_block(ctx, succ_d, n)
+            stats = {"rounds": rounds}
+        else:
+            p = default_threads(ctx, n, packing) if threads is None else int(threads)
+            ranks, stats = run_random_splitter(ctx, succ_d, n, info.heads, info.n_heads, p=p,
+                                               packing=packing, splitters=splitters, seed=seed,
+                                               walk=walk, host_succ=info.succ32.to_host)
+    except RuntimeError:
+        if validate:                    # did not converge: a cycle; name its nodes
+            device_input.diagnose(src)
+        raise
+    if validate:
+        device_input.check_ranks(ctx, info, ranks)
+    return RankResult(dev.export(ranks, succ), ctx.launches, stats, ctx.helpers)

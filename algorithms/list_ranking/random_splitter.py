@@ -133,7 +133,7 @@ def rs2_choose_64(word: Array[u64], sp_node: Array[i32], spw: Array[u64], kiss: 
         else:
             s = given[k - p]
         sp_node[k] = s
-        word[s] = (u64(SPLIT_HIGH | k) << 32) | (word[s] & LOW)    # keeps s's successor
+        word[s] = (u64(SPLIT_HIGH | k) << 32) | (word[s] & LOW)    # keeps s's successor; benign race: one of two picks wins (RS3)
 
 
 @kernel
@@ -149,7 +149,7 @@ def rs2_choose_48(owner: Array[u16], lrank: Array[i32], sp_node: Array[i32], spw
         else:
             s = given[k - p]
         sp_node[k] = s
-        owner[s] = u16(k)
+        owner[s] = u16(k)  # benign race: one of two picks wins (RS3)
         lrank[s] = 0
 
 
@@ -303,7 +303,7 @@ def rs2_choose_64p(word: Array[u64], sp_node: Array[i32], spw: Array[u64], kiss:
         else:
             s = given[k - p]
         sp_node[k] = s
-        word[s] = u64(SPLIT_HIGH | k) << 32      # owner slot k, local rank 0
+        word[s] = u64(SPLIT_HIGH | k) << 32      # owner slot k, local rank 0; benign race: one of two picks wins (RS3)
 
 
 @kernel
@@ -407,20 +407,22 @@ def check_walk(walk, packing: int) -> str:
     return walk
 
 
-def run_random_splitter(ctx, succ_d, succ: np.ndarray, heads: np.ndarray, *, p: int,
-                        packing: int, splitters: str, seed: int, walk: str | None = None):
-    """Kernels RS1..RS5; returns (ranks int64, stats dict).  walk="paper" with
-    packing=64 overwrites succ_d with the ranks (the caller's device copy)."""
+def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, packing: int,
+                        splitters: str, seed: int, walk: str | None = None, host_succ=None):
+    """Kernels RS1..RS5; returns (ranks: int64 device array, stats dict).  heads_d: the
+    heads of the lists (int32 device array, n_heads of them).  walk="paper" with
+    packing=64 overwrites succ_d with the ranks (give it a copy).  splitters="even"
+    finds the splitters on the host: host_succ() gives succ as a numpy array."""
     walk = check_walk(walk, packing)
     dev = ctx.device
-    n = len(succ)
     if splitters == "random":
-        p_rand, given = p, heads.astype(np.int32)
+        p_rand, given_d, n_given = p, heads_d, n_heads
     else:
-        p_rand, given = 0, even_splitters(succ, p)
-    r = p_rand + len(given)
+        given = even_splitters(np.asarray(host_succ(), dtype=np.int64), p)
+        p_rand, given_d, n_given = 0, dev.to_device(given), len(given)
+    r = p_rand + n_given
     if packing == 48:
-        check_48(p, r, len(heads))
+        check_48(p, r, n_heads)
     threads = p
     # RS3: one thread per slot, as in the paper, up to the threads the device holds
     # at once; beyond, each walker takes several slots in turn (see rs3_walk_64)
@@ -428,7 +430,6 @@ def run_random_splitter(ctx, succ_d, succ: np.ndarray, heads: np.ndarray, *, p: 
     sp_node = dev.zeros(r, np.int32)
     spw = dev.zeros(2 * (r + 1), np.uint64)
     kiss = dev.zeros(4 * p_rand, np.uint32)
-    given_d = dev.to_device(given)
     sp_rank = dev.zeros(r + 1, np.int32)
     seed64 = int(seed) % (1 << 64)
     first = len(ctx.launches)
@@ -451,29 +452,72 @@ def run_random_splitter(ctx, succ_d, succ: np.ndarray, heads: np.ndarray, *, p: 
         ctx.launch(rs2_choose_48, threads, owner, lrank, sp_node, spw, kiss, given_d, seed64,
                    p_rand, r, n, step="RS2")
         ctx.launch(rs3_walk_48, walkers, succ_d, owner, lrank, sp_node, spw, r, step="RS3")
-    lengths = (spw.to_host()[:r] & np.uint64(LOW)).astype(np.int64)   # for stats only
-    rs4_rounds = rank_splitters(ctx, spw, sp_rank, r + 1)
+    slot_words = dev.copy(spw)          # RS3's sublist lengths, for the stats (RS4 overwrites)
+    rs4_done = rank_splitters(ctx, spw, sp_rank, r + 1, deferred=True)
     if packing == 64 and walk == "paper":
         ctx.launch(rs5_final_64p, threads, word, sp_rank, succ_d, n, step="RS5")
-        ranks = succ_d.to_host().astype(np.int64)       # RS5 wrote the ranks over succ
+        from .device_input import widen
+        ranks = widen(ctx, succ_d)                        # RS5 wrote the ranks over succ
     elif packing == 64:
         ctx.launch(rs5_final_64, threads, word, sp_rank, n, step="RS5")
-        ranks = word.to_host().view(np.int64)            # RS5 wrote the ranks over the words
+        ranks = word.view(np.int64)                       # RS5 wrote the ranks over the words
     else:
         ctx.launch(rs5_final_48, threads, owner, lrank, sp_rank, n, step="RS5")
-        ranks = lrank.to_host().astype(np.int64)
+        from .device_input import widen
+        ranks = widen(ctx, lrank)
+    rs4_rounds = rs4_done()             # RS4's convergence, read once RS5 is queued
     rs1 = ctx.launches[first]
-    stats = sublist_stats(lengths, n, p_rand, len(heads), splitters, p)
-    stats.update(threads=p, launched_threads=rs1.grid[0] * rs1.block[0], packing=packing,
-                 walk=walk, slots=r, rs4_rounds=rs4_rounds,
-                 # the nodes that head a non-empty sublist: collision winners and heads
-                 splitter_nodes=sp_node.to_host()[lengths > 0].astype(np.int64))
+
+    def sublists():
+        # r slot words and r splitter nodes back, vectorized (none of n); on first use
+        lengths = (slot_words.to_host()[:r] & np.uint64(LOW)).astype(np.int64)
+        out = sublist_stats(lengths, n, p_rand, n_heads, splitters, p)
+        out["splitter_nodes"] = sp_node.to_host()[lengths > 0].astype(np.int64)
+        return out
+
+    stats = LazyStats(sublists, threads=p, launched_threads=rs1.grid[0] * rs1.block[0],
+                      packing=packing, walk=walk, slots=r, rs4_rounds=rs4_rounds)
     return ranks, stats
 
 
-def rank_splitters(ctx, spw, sp_rank, m: int) -> int:
+class LazyStats(dict):
+    """A dict whose sublist statistics are computed on first use: reading them back and
+    the numpy work take longer than the kernels' margin at 2^24 nodes on an H100, so a
+    caller who never looks does not pay."""
+
+    def __init__(self, compute, **now):
+        super().__init__(**now)
+        self._compute = compute
+
+    def _fill(self):
+        if self._compute is not None:
+            compute, self._compute = self._compute, None
+            for k, v in compute().items():
+                super().setdefault(k, v)
+
+    def __missing__(self, key):
+        self._fill()
+        if key in dict.keys(self):
+            return dict.__getitem__(self, key)
+        raise KeyError(key)
+
+    def _filled(name):
+        def method(self, *args, **kwargs):
+            self._fill()
+            return getattr(dict, name)(self, *args, **kwargs)
+        method.__name__ = name
+        return method
+
+    for _name in ("__contains__", "__iter__", "__len__", "__repr__", "__eq__", "get", "keys",
+                  "items", "values", "copy", "pop", "update", "setdefault"):
+        locals()[_name] = _filled(_name)
+    del _name, _filled
+
+
+def rank_splitters(ctx, spw, sp_rank, m: int, deferred: bool = False):
     """RS4 over the m = r + 1 slot words in spw[0..m) (spw has 2m words); returns the
-    rounds run.  Up to SINGLE_BLOCK_SLOTS slots: the paper's single block.  Beyond:
+    rounds run (deferred: a function that reads and checks them, so that the host
+    queues the next kernel before it waits for RS4).  Up to SINGLE_BLOCK_SLOTS slots: the paper's single block.  Beyond:
     wylie_jump launched max_rounds(m) times, with no host round trip between rounds
     (a finished word does not change), then one check of the last round's flag."""
     dev = ctx.device
@@ -482,9 +526,11 @@ def rank_splitters(ctx, spw, sp_rank, m: int) -> int:
         flags = dev.zeros(4, np.int32)
         ctx.launch(rs4_rank_splitters, ctx.block_threads(m), spw, sp_rank, flags, m, limit,
                    step="RS4", one_block=True)
-        f = flags.to_host()
-        rounds = int(f[3])
-        unfinished = f[rounds % 3]
+
+        def finish():
+            f = flags.to_host()
+            rounds = int(f[3])
+            return check_rs4(rounds, f[rounds % 3])
     else:
         flags = dev.zeros(limit + 1, np.int32)
         a, b = spw, dev.empty(m, np.uint64)
@@ -492,8 +538,13 @@ def rank_splitters(ctx, spw, sp_rank, m: int) -> int:
             ctx.launch(wylie_jump, m, a, b, flags, k + 1, m, step="RS4")
             a, b = b, a
         ctx.launch(rs4_splitter_ranks, m, a, sp_rank, m, step="RS4")
-        rounds = limit
-        unfinished = flags.to_host()[limit]
+
+        def finish():
+            return check_rs4(limit, flags.to_host()[limit])
+    return finish if deferred else finish()
+
+
+def check_rs4(rounds: int, unfinished) -> int:
     if unfinished:
         raise RuntimeError("random-splitter: the list of splitters did not converge (the "
                            "input is not a forest of lists); rank it with validate=True")

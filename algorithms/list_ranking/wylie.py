@@ -127,6 +127,11 @@ def max_rounds(n: int) -> int:
     return max(1, int(n).bit_length())
 
 
+def low_words(ctx, words, n: int, off: int = 0):
+    from .device_input import low_words as unpack_on_device
+    return unpack_on_device(ctx, words, n, off)
+
+
 def unpack_ranks(words: np.ndarray) -> np.ndarray:
     return (words & np.uint64(LOW)).astype(np.int64)
 
@@ -138,7 +143,7 @@ def not_a_forest(method: str) -> RuntimeError:
 
 
 def run_wylie(ctx, succ_d, n: int):
-    """Multi-kernel Wylie; returns (ranks int64, rounds)."""
+    """Multi-kernel Wylie; returns (ranks: int64 device array, rounds)."""
     dev = ctx.device
     a = dev.zeros(n, np.uint64)
     b = dev.zeros(n, np.uint64)
@@ -153,11 +158,12 @@ def run_wylie(ctx, succ_d, n: int):
         ctx.launch(wylie_jump, threads, a, b, flags, rounds + 1, n, step=f"round {rounds + 1}")
         a, b = b, a
         rounds += 1
-    return unpack_ranks(a.to_host()), rounds
+    return low_words(ctx, a, n), rounds
 
 
 def run_wylie_single_block(ctx, succ_d, n: int):
-    """Single-block Wylie (one launch, syncthreads between rounds); (ranks, rounds)."""
+    """Single-block Wylie (one launch, syncthreads between rounds); (ranks: int64 device
+    array, rounds)."""
     dev = ctx.device
     buf = dev.zeros(2 * n, np.uint64)
     flags = dev.zeros(4, np.int32)
@@ -170,4 +176,4 @@ def run_wylie_single_block(ctx, succ_d, n: int):
     if f[rounds % 3]:
         raise not_a_forest("wylie-single-block")
     half = (rounds & 1) * n
-    return unpack_ranks(buf.to_host()[half:half + n]), rounds
+    return low_words(ctx, buf, n, half), rounds

@@ -249,6 +249,10 @@ class Function:
     shared: tuple                    # (name, ArrayType) shared arrays of a kernel
     is_kernel: bool
     loc: Loc = field(compare=False, repr=False)
+    # Each backend's compiled form of this function, by backend name ("sim": the
+    # simulator's closures and caches), made on first use: it lives and goes with
+    # the function instead of in a global table.
+    compiled: dict = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def local_types(self) -> dict:
         return dict(self.locals)

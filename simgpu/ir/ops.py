@@ -68,6 +68,7 @@ PY_BINARY = {
     ast.BitAnd: BinaryOp.BITAND, ast.BitOr: BinaryOp.BITOR, ast.BitXor: BinaryOp.BITXOR,
 }
 PY_UNARY = {ast.USub: UnaryOp.NEG, ast.Invert: UnaryOp.INVERT, ast.Not: UnaryOp.NOT}
+PY_LOGICAL = {ast.And: LogicalOp.AND, ast.Or: LogicalOp.OR}
 PY_COMPARE = {
     ast.Eq: CompareOp.EQ, ast.NotEq: CompareOp.NE, ast.Lt: CompareOp.LT,
     ast.LtE: CompareOp.LE, ast.Gt: CompareOp.GT, ast.GtE: CompareOp.GE,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ..ir import nodes as ir
 from ..ir.types import boolean, f32, f64, i32, i64, promote, u32, u64
+from .ir_helpers import cast, truth
 
 SHUFFLES = {"shfl_sync": "shfl_idx", "shfl_up_sync": "shfl_up", "shfl_down_sync": "shfl_down",
             "shfl_xor_sync": "shfl_xor"}
@@ -25,7 +26,6 @@ SHUFFLE_TYPES = (i32, u32, i64, u64, f32, f64)      # CUDA's overloads of __shfl
 def warp_call(b, node, fname) -> ir.Expr:
     """The IR of the call ``node`` of the warp intrinsic ``fname`` (``b``: the
     FunctionBuilder)."""
-    from .frontend import cast, truth
     loc, args = b.loc(node), node.args
     if fname == "syncwarp":
         raise b.syntax_error(node, "syncwarp() is a statement on its own line")
@@ -76,7 +76,6 @@ def syncwarp_stmt(b, call, loc) -> ir.SyncWarp:
 
 
 def _mask(b, node, loc) -> ir.Expr:
-    from .frontend import cast
     m = b.expr(node)
     if not m.type.is_int:
         raise b.type_error(node, f"a warp mask must be an integer (u32), not {m.type}")

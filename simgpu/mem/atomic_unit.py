@@ -1,14 +1,22 @@
-"""The atomic unit: where a global atomic's read-modify-write is done.
+"""The atomic unit: where a global atomic's read-modify-write is done, one after another.
 
 * Without an L2 (GT200): at the memory partition.  The partition reads the
-  word's DRAM row and writes it back; lanes of one instruction on one address
-  go one after another, ``atomics.same_address_serialization_cycles`` each.
-* With an L2 (Hopper): at the L2 slice, whose ALUs hold the slice per sector of
-  a warp's request (see :meth:`AtomicUnit.at_l2`).
+  word's DRAM segment, then its unit does the operations.
+* With an L2 (Hopper): at the L2 slice, whose ALUs work on the sector.
+
+Operations on one address are serialized at the unit: the next may start
+``atomics.same_address_serialization_cycles`` after the previous one, whether it
+comes from another warp or from another lane of the same instruction (the
+coalescer merged those lanes into one transaction; the unit still does one
+operation per lane -- the CUDA Programming Guide: each read-modify-write to the
+location occurs and they are serialized -- unless the config says it does a
+warp's lanes on one sector as one operation, ``same_address_lanes_merged``, as
+the H100 was measured to).  Operations on distinct addresses go in parallel up to
+the unit's throughput, one per ``atomics.unit_cycles_per_operation`` at each
+partition (or L2 slice).  Only times change: the transactions, and so the
+counts, are the coalescer's.
 """
 from __future__ import annotations
-
-from collections import Counter
 
 __all__ = ["AtomicUnit"]
 
@@ -18,34 +26,87 @@ class AtomicUnit:
         a = config.atomics
         self.latency = a.global_atomic_latency_cycles
         self.same_address = a.same_address_serialization_cycles
+        self.unit_cycles = a.unit_cycles_per_operation
+        self.merged = a.same_address_lanes_merged
         self.amap, self.dram, self.net, self.slices = amap, dram, net, slices
+        self.address_free: dict = {}              # address -> when its next operation may start
+        self.unit_free = [0.0] * config.memory.partitions
+        self.operations = 0                       # operations done at the units (lanes, or
+                                                  # merged lanes of one address)
+        self.serialized_cycles = 0.0              # operations' waits for their address
+
+    def _operate(self, part: int, ops, ready: float) -> float:
+        """Do ``ops`` [(address, operations)] at partition ``part``'s unit, their data
+        there at ``ready``; return when the last operation starts."""
+        unit_free, address_free = self.unit_free, self.address_free
+        unit, same = self.unit_cycles, self.same_address
+        last = ready
+        free = unit_free[part]
+        for address, count in ops:
+            at = address_free.get(address, 0.0)
+            if at < ready:
+                at = ready
+            else:
+                self.serialized_cycles += at - ready
+            for _ in range(count):
+                start = at if at > free else free
+                free = start + unit
+                at = start + same
+            address_free[address] = at
+            if at - same > last:
+                last = at - same
+            self.operations += count
+        unit_free[part] = free
+        return last
+
+    def _ops(self, lanes: dict | None, address: int, size: int) -> list:
+        """The operations on the words of the transaction at ``address`` of ``size`` bytes:
+        [(word address, lanes on it)], taken out of ``lanes`` (the request's own copy); where lanes are merged, the transaction (an L2
+        sector) is one operation, whatever lanes and words of the warp it holds."""
+        if lanes is None or self.merged:
+            return [(address, 1)]
+        ops = [(w, c) for w, c in lanes.items() if address <= w < address + size]
+        for w, _ in ops:               # each word's lanes once, in the first transaction
+            del lanes[w]               # that holds it (half-warps may repeat a segment)
+        return ops
 
     def at_partition(self, req) -> float:
         """The atomics of one warp instruction done at their partitions: each partition
-        serves its transactions as reads, then its ALU's latency; lanes on one address
-        take ``same_address`` each after the first."""
+        reads its transactions' segments from DRAM, then its unit does their operations
+        (serialized per address, one per ``unit_cycles_per_operation``); the first one's
+        result is back ``global_atomic_latency_cycles`` after the data as before."""
         t = req.translated
-        arrive = self.net.to_partition(t)
         where, cache, interleave = self.amap.where, self.amap.cache, self.amap.interleave
         by_part: dict = {}
         for a, s in zip(req.addresses, req.sizes):
             w = cache.get(a // interleave) or where(a)
             by_part.setdefault(w[0], []).append((w[1], w[2], s, a))
         done = t
+        net, lanes = self.net, (dict(req.lanes) if req.lanes is not None else None)
+        alu = self.latency - self.dram.hit
         for part, txns in by_part.items():
+            out_flits, back_flits = net.packets(False, [s for *_, s, _ in txns]) \
+                if net.modeled else (0, 0)
+            accepted, arrive = net.send(t, req.sm, part, out_flits)
+            if accepted > req.accepted:
+                req.accepted = accepted
             finish = self.dram.serve(part, txns, arrive)
-            collisions = max(Counter(a for *_, a in txns).values())
-            finish += self.latency - self.dram.hit + (collisions - 1) * self.same_address
-            done = max(done, self.net.to_sm(finish))
+            ops = []
+            for *_, s, a in txns:
+                ops += self._ops(lanes, a, s)
+            start = self._operate(part, ops, finish)
+            done = max(done, net.reply(start + alu, part, req.sm, back_flits))
         return done
 
     def at_l2(self, req) -> float:
         """Atomics on GPUs with an L2 are done there (its slices hold the ALUs). Each
-        sector of a warp's atomic request holds its slice's atomic unit for
-        same_address_serialization_cycles, however many lanes of the warp hit it: on
+        operation holds its slice's atomic unit for unit_cycles_per_operation, and an
+        address's next operation starts same_address_serialization_cycles after it;
+        where lanes are merged (the H100), a warp's lanes on one sector are one
+        operation, however many lanes of the warp hit it: on
         the H100 one counter takes one warp request per 1.45 cycles whether it has 1
         or 32 lanes, and 2^20 counters (4 sectors a request, all slices busy) about
-        4 x 1.45 cycles per request and slice (calibrate.py, docs/results/
+        4 x 1.45 cycles per request and slice (calibrate.py, docs/calibration/
         calibration-h100.md). At least the slice's bandwidth time for 32 bytes.
 
         A sector not in the L2 is read from DRAM first (the atomic needs its old value),
@@ -56,7 +117,11 @@ class AtomicUnit:
         done = t
         s = self.slices
         l2 = s.l2
-        hold = max(32 / s.l2_bytes_per_cycle, self.same_address)
+        # the slice is held per operation for its throughput (and at least its bandwidth
+        # time for 32 bytes); an address's next operation waits same_address after it
+        hold = max(32 / s.l2_bytes_per_cycle, self.unit_cycles or self.same_address)
+        same, address_free = self.same_address, self.address_free
+        lanes = dict(req.lanes) if req.lanes is not None else None
         alu = self.latency - s.l2_latency         # the unit's part of the latency
         fill, asked = s.l2_fill, dict.fromkeys(addresses)  # each sector once, in order
         fetched: dict = {}                                    # block -> (partition, position)
@@ -82,9 +147,19 @@ class AtomicUnit:
             elif entry[0] - s.clock > t:      # its sector is still on its way
                 done = max(done, entry[0] - s.clock + hold + alu)
             home.make_dirty(a, entry)
-            start = max(t, s.l2_free[part])
-            s.l2_free[part] = start + hold
-            done = max(done, s.l2_free[part] + self.latency)
+            for key, count in self._ops(lanes, a, home.sector):
+                at = address_free.get(key, 0.0)
+                if at > t:
+                    self.serialized_cycles += at - t
+                else:
+                    at = t
+                for _ in range(count):
+                    start = max(at, s.l2_free[part])
+                    s.l2_free[part] = start + hold
+                    at = start + same
+                    done = max(done, start + hold + self.latency)
+                address_free[key] = at
+                self.operations += count
         if by_part:
             arrive = self.net.to_partition(t)
             finished = {part: self.dram.serve(part, txns, arrive, [])[1]

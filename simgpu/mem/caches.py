@@ -140,7 +140,7 @@ class L2:
 
     @classmethod
     def for_config(cls, cache) -> "L2":
-        n = cache.l2_halves or 1
+        n = cache.l2_halves
         dirty = cache.l2_dirty_bytes // n if cache.l2_dirty_bytes else None
         return cls([SectorCache(cache.l2_bytes // n, cache.sector_bytes, dirty) for _ in range(n)])
 

@@ -51,19 +51,30 @@ class Coalescer:
         if w[0] == w[-1]:                          # one warp
             return [self._absolute(w, lane, address, ws)]
         # A block's warps (the timed-block engine): warp by warp through the pattern
-        # cache, which is much cheaper than the batch coalescer for a few warps.
+        # cache, which is much cheaper than the batch coalescer for a few warps.  Each
+        # warp's base and relative addresses come from one numpy pass over the block.
         cuts = [0, *(np.flatnonzero(w[1:] != w[:-1]) + 1).tolist(), w.size]
-        return [self._absolute(w[lo:hi], lane[lo:hi], address[lo:hi], ws)
-                for lo, hi in zip(cuts, cuts[1:])]
+        if address.dtype != np.int64:              # (the interpreter's addresses are int64)
+            return [self._absolute(w[lo:hi], lane[lo:hi], address[lo:hi], ws)
+                    for lo, hi in zip(cuts, cuts[1:])]
+        bases = address[cuts[:-1]] & ~511
+        rel = address - np.repeat(bases, np.diff(cuts))
+        out = []
+        for lo, hi, base in zip(cuts, cuts[1:], bases.tolist()):
+            hit = self._pattern(w[lo:hi], lane[lo:hi], address[lo:hi], ws, base, rel[lo:hi])
+            out.append(WarpTransactions(hit[0], hit[1], [base + a for a in hit[2]], hit[3]))
+        return out
 
     def _absolute(self, warp, lane, address, ws) -> WarpTransactions:
         base = int(address[0]) & ~511
         hit = self._pattern(warp, lane, address, ws, base)
         return WarpTransactions(hit[0], hit[1], [base + a for a in hit[2]], hit[3])
 
-    def _pattern(self, warp, lane, address, ws, base):
-        """[requests, bytes, addresses - base, sizes, arrays or None] of one warp's access."""
-        rel = address - base
+    def _pattern(self, warp, lane, address, ws, base, rel=None):
+        """[requests, bytes, addresses - base, sizes, arrays or None] of one warp's access
+        (``rel``: ``address - base``, where the caller has it)."""
+        if rel is None:
+            rel = address - base
         key = (ws, rel.tobytes(), lane.tobytes())
         hit = self._patterns.get(key)
         if hit is None:

@@ -1,163 +1,274 @@
 """The DRAM partitions: where addresses live, and when each transaction is served.
 
 * :class:`AddressMap` -- a byte address's (partition, bank, row): consecutive
-  ``partition_interleave_bytes`` chunks go round-robin over the partitions, and
-  each partition's own bytes fill a row of one bank, then the next bank.
-* :class:`Partition` -- one partition's state (per bank: when it is free and
-  which row is open; its data bus; what is in flight) and its counts.
+  ``partition_interleave_bytes`` chunks go round-robin over the partitions; in a
+  partition, consecutive bursts go round-robin over its sub-channels, then over
+  their bank groups (``[dram]``; GDDR3 has one of each: a 64-B L2 fill of HBM3
+  reads both pseudo-channels at once), and each bank group's bursts fill a row of
+  one bank, then the next bank.
+* :class:`SubChannel` -- one data bus and its banks (:mod:`~simgpu.mem.dram_timing`
+  schedules them: open rows, tRCD/tRP/tRAS/tRC/tRRD/tFAW/tCCD/tWTR/turnaround,
+  FR-FCFS, the bounded read and write queues).
+* :class:`Partition` -- a partition's sub-channels and its counts.
 * :class:`Dram` -- serves a batch of transactions arriving at one partition
-  together and returns when each is done there (a reservation table: one
-  computation per transaction, not a simulation event per byte).
+  together and returns when each is done there (a reservation table: each
+  transaction's commands are placed when it arrives, not simulated cycle by cycle).
 
-All times are in SM-clock cycles (``gpu.core_clock_mhz``).
+All times are in SM-clock cycles (``gpu.core_clock_mhz``); the ``[dram]`` timings
+are given in memory cycles and converted once.
 """
 from __future__ import annotations
 
-from collections import deque
+from .dram_timing import SubChannel, Timing
 
-__all__ = ["AddressMap", "Partition", "Dram"]
+__all__ = ["AddressMap", "Partition", "Dram", "SubChannel", "Timing"]
 
 
 class AddressMap:
-    """(partition, bank, row) of byte addresses."""
+    """(partition, bank, row) of byte addresses.
 
-    def __init__(self, memory):
+    A bank is numbered across the partition: ``sub_channel * banks_per_sub_channel
+    + group * banks_per_group + bank_in_group``."""
+
+    def __init__(self, memory, dram=None):
         self.interleave = memory.partition_interleave_bytes
         self.n = memory.partitions
         self.banks = memory.dram_banks_per_partition
         self.row_bytes = memory.row_buffer_bytes
-        self._chunk_rows = self.row_bytes % self.interleave == 0
-        # (partition, bank, row) per interleave chunk, where the chunk decides it (rows
-        # a whole number of chunks long, as in every config): the hot path reads it
-        # directly (``cache.get(address // interleave) or where(address)``).
+        subs = dram.subchannels if dram is not None else 1
+        groups = dram.bank_groups if dram is not None else 1
+        self.burst = (memory.bus_width_bits // memory.partitions // subs // 8
+                      * (dram.burst_length if dram is not None else 1))
+        self.lanes = subs * groups             # consecutive bursts rotate over these:
+        self.groups, self.subs = groups, subs  # the sub-channels, then the bank groups
+        self.banks_per_sub = self.banks // subs
+        self.banks_per_group = self.banks_per_sub // groups
+        self.bursts_per_row = max(1, self.row_bytes // self.burst)
+        # The hot path reads (partition, bank, row) per ``granule`` (``cache.get(address //
+        # granule) or where(address)``): a partition chunk where all of it lies in one bank,
+        # else a burst.
+        self._chunk_rows = self.lanes == 1 and self.row_bytes % self.interleave == 0
+        self.granule = self.interleave if self._chunk_rows else self.burst
         self.cache: dict = {}
 
     def locate(self, address):
-        """(partition, bank, row) of byte addresses (an int or a numpy array): interleave
-        chunks round-robin over the partitions, then rows over the banks."""
+        """(partition, bank, row) of byte addresses (an int or a numpy array)."""
         chunk = address // self.interleave
         local = (chunk // self.n) * self.interleave + address % self.interleave
-        page = local // self.row_bytes
-        return chunk % self.n, page % self.banks, page // self.banks
+        if self.lanes == 1:
+            page = local // self.row_bytes
+            return chunk % self.n, page % self.banks, page // self.banks
+        k = local // self.burst                # the burst's number in the partition
+        lane = k % self.lanes
+        sub, group = lane % self.subs, lane // self.subs
+        page = (k // self.lanes) // self.bursts_per_row
+        bank = (sub * self.banks_per_sub + group * self.banks_per_group
+                + page % self.banks_per_group)
+        return chunk % self.n, bank, page // self.banks_per_group
 
     def where(self, address: int):
-        """:meth:`locate` of one address, remembered per interleave chunk."""
-        if not self._chunk_rows:
-            p, b, r = self.locate(address)
-            return int(p), int(b), int(r)
-        chunk = address // self.interleave
-        hit = self.cache.get(chunk)
+        """:meth:`locate` of one address, remembered per granule."""
+        key = address // self.granule
+        hit = self.cache.get(key)
         if hit is None:
             if len(self.cache) > 1 << 20:
                 self.cache.clear()
-            page = (chunk // self.n) * self.interleave // self.row_bytes
-            hit = self.cache[chunk] = (chunk % self.n, page % self.banks, page // self.banks)
+            p, b, r = self.locate(address)
+            hit = self.cache[key] = (int(p), int(b), int(r))
         return hit
 
 
 class Partition:
-    """One memory partition's state and counts."""
+    """One memory partition: its sub-channels and counts."""
 
-    def __init__(self, index: int, banks: int):
+    def __init__(self, index: int, timing: Timing, subs: int, banks_per_sub: int):
         self.index = index
-        self.bus_free = 0.0
-        self.bank_free = [0.0] * banks
-        self.open_row = [-1] * banks
-        self.in_flight: deque = deque()        # completion times, ascending
+        self.subs = [SubChannel(timing, banks_per_sub) for _ in range(subs)]
         self.transactions = 0
         self.bytes = 0
-        self.busy = 0.0                        # cycles the data bus was busy
-        self.row_hits = 0
-        self.queue_samples = 0
-        self.queue_total = 0
-        self.queue_max = 0
         self.writebacks = 0                    # of them L2 write-backs
+
+    def _sum(self, name):
+        return sum(getattr(s, name) for s in self.subs)
+
+    @property
+    def busy(self) -> float:
+        """Cycles the partition's data bus was busy (its sub-channels' average)."""
+        return self._sum("busy") / len(self.subs)
+
+    @property
+    def row_hits(self) -> int:
+        return self._sum("row_hits")
+
+    @property
+    def activations(self) -> int:
+        return self._sum("activations")
+
+    @property
+    def row_conflicts(self) -> int:
+        return self._sum("row_conflicts")
+
+    @property
+    def stall_cycles(self) -> float:
+        """Cycles transactions waited for a place in a full queue."""
+        return self._sum("stall")
 
 
 class Dram:
-    """The partitions of one GPU and the rule that serves their transactions."""
+    """The partitions of one GPU and the rule that serves their transactions.
 
-    def __init__(self, config):
-        m = config.memory
+    :attr:`wait` is the longest a transaction waited for a place in a full queue
+    since the memory system last reset it (it does so per request, and passes the
+    wait back to the SM as a later acceptance)."""
+
+    def __init__(self, config, amap: AddressMap | None = None):
+        m, d = config.memory, config.dram
         cycle_ns = 1e3 / config.gpu.core_clock_mhz
         self.n = m.partitions
+        self.amap = amap if amap is not None else AddressMap(m, d)
         self.bytes_per_cycle = m.peak_bandwidth_gbps / m.partitions * cycle_ns   # GB/s * ns = B
-        # what the partitions sustain, by direction (HBM3 refresh, turnarounds, ...)
-        self.read_bytes_per_cycle = self.bytes_per_cycle * (m.read_efficiency or 1.0)
-        self.write_bytes_per_cycle = self.bytes_per_cycle * (m.write_efficiency or 1.0)
-        self.reorder = bool(m.reorder)
-        self.hit = m.row_hit_latency_ns / cycle_ns
-        self.activate = (m.row_miss_latency_ns - m.row_hit_latency_ns) / cycle_ns
-        self.parts = [Partition(i, m.dram_banks_per_partition) for i in range(m.partitions)]
+        self.timing = Timing(config)
+        self.burst = self.amap.burst
+        self.subs_per_part = d.subchannels
+        self.banks_per_sub = self.amap.banks_per_sub
+        self.hit = self.timing.cl                  # read command to data: a row hit's latency
+        self.parts = [Partition(i, self.timing, d.subchannels, self.banks_per_sub)
+                      for i in range(m.partitions)]
+        self.wait = 0.0
 
     def serve(self, part: int, txns, arrive: float, finishes: list | None = None,
               sample: bool = True, write: bool = False):
         """Serve ``txns`` [(bank, row, size, address)] arriving together at partition
-        ``part`` at ``arrive``; return when the last is done at the partition (and, given
-        ``finishes``, (last, each one's)).
+        ``part`` at ``arrive``; return when the last is done at the partition (a read:
+        its data are out; a write: the write queue has taken it) and, given
+        ``finishes``, (last, each one's in the order of ``txns``).
 
-        In order (the default), a transaction waiting for its bank holds the bus for
-        the ones behind it; with ``reorder`` (first-ready, as GPU memory controllers
-        schedule) the bus is only a rate limit: the transactions take its slots in
-        arrival order, and each is done when both its bank and its slot allow."""
+        Within the batch the scheduler is FR-FCFS: transactions to a bank's open row
+        first, then the others grouped by row, each group in arrival order."""
         p = self.parts[part]
-        in_flight = p.in_flight
-        while in_flight and in_flight[0] <= arrive:
-            in_flight.popleft()
-        if sample:
-            depth = len(in_flight)
-            p.queue_samples += 1
-            p.queue_total += depth
-            if depth > p.queue_max:
-                p.queue_max = depth
-        last = arrive
-        bank_free, open_row, append = p.bank_free, p.open_row, in_flight.append
-        bus_free, busy, hits, moved = p.bus_free, p.busy, 0, 0
-        activate, hit, reorder = self.activate, self.hit, self.reorder
-        per_cycle = self.write_bytes_per_cycle if write else self.read_bytes_per_cycle
-        for b, r, s, _ in txns:
-            ready = bank_free[b]
-            if ready < arrive:
-                ready = arrive
-            if open_row[b] != r:
-                ready += activate                      # precharge + activate the new row
-                open_row[b] = r
-            else:
-                hits += 1
-            data = s / per_cycle
-            if reorder:
-                bus_free = (arrive if arrive > bus_free else bus_free) + data
-                done = ready + data if ready + data > bus_free else bus_free
-            else:
-                bus_free = (ready if ready > bus_free else bus_free) + data
-                done = bus_free
-            bank_free[b] = done
-            busy += data
-            moved += s
-            done += hit
-            if done > last:
-                last = done
-            append(done)
-        if finishes is not None:                       # each one's: the deque's last entries
-            end = len(in_flight)
-            finishes += [in_flight[i] for i in range(end - len(txns), end)]
-        p.bus_free, p.busy = bus_free, busy
-        p.row_hits += hits
-        p.bytes += moved
+        subs, bps, burst = p.subs, self.banks_per_sub, self.burst
         p.transactions += len(txns)
         if not sample:
             p.writebacks += len(txns)
-        return last if finishes is None else (last, finishes)
+        if len(txns) == 1 and (txns[0][2] <= burst or self.amap.lanes == 1):
+            b, r, s, _ = txns[0]                      # one transaction: the common case
+            p.bytes += s
+            end, w = (subs[b // bps].write(b % bps, r, -(-s // burst), arrive) if write
+                      else subs[b // bps].read(b % bps, r, -(-s // burst), arrive))
+            if w > self.wait:
+                self.wait = w
+            if finishes is not None:
+                finishes.append(end)
+                return end, finishes
+            return end
+        n = len(txns)
+        if n == 1:
+            order = (0,)
+        else:
+            b0, r0 = txns[0][0], txns[0][1]
+            for b, r, _, _ in txns:
+                if b != b0 or r != r0:
+                    order = _fr_fcfs(txns, subs, bps)
+                    break
+            else:
+                order = range(n)                   # one row of one bank: as they came
+        last = arrive
+        moved = 0
+        wait = 0.0
+        done = [0.0] * n if finishes is not None else None
+        spread = self.amap.lanes > 1
+        for i in order:
+            b, r, s, a = txns[i]
+            moved += s
+            if s > burst and spread:
+                end, w = self._spread(subs, a, s, arrive, write)
+            elif write:
+                end, w = subs[b // bps].write(b % bps, r, -(-s // burst), arrive)
+            else:
+                end, w = subs[b // bps].read(b % bps, r, -(-s // burst), arrive)
+            if w > wait:
+                wait = w
+            if done is not None:
+                done[i] = end
+            if end > last:
+                last = end
+        if wait > self.wait:
+            self.wait = wait
+        p.bytes += moved
+        if finishes is not None:
+            finishes += done
+            return last, finishes
+        return last
+
+    def _spread(self, subs, a: int, s: int, arrive: float, write: bool):
+        """A transaction of several bursts spread over the bank groups and sub-channels:
+        each burst served where the address map puts it; (its end, its longest wait)."""
+        bps, burst, where = self.banks_per_sub, self.burst, self.amap.where
+        end, wait = arrive, 0.0
+        for k in range(0, s, burst):
+            _, bk, rk = where(a + k)
+            sc = subs[bk // bps]
+            e, w = (sc.write(bk % bps, rk, 1, arrive) if write
+                    else sc.read(bk % bps, rk, 1, arrive))
+            if e > end:
+                end = e
+            if w > wait:
+                wait = w
+        return end, wait
+
+    def drain(self) -> float:
+        """Send every write still queued to its banks (the launch is ending); return
+        when the last data on any bus is done."""
+        end = 0.0
+        for p in self.parts:
+            for s in p.subs:
+                e = s.flush()
+                if e > end:
+                    end = e
+        return end
 
     def summary(self, cycles: float) -> dict:
         parts = self.parts
         tx = [p.transactions for p in parts]
-        samples = sum(p.queue_samples for p in parts)
+        subs = [s for p in parts for s in p.subs]
+        samples = sum(s.samples for s in subs)
+        hits = sum(p.row_hits for p in parts)
+        acts = [p.activations for p in parts]
+        conflicts = sum(p.row_conflicts for p in parts)
+        accesses = hits + sum(acts)
+        stall = [round(p.stall_cycles, 1) for p in parts]
         return {
             "partition_transactions": tx,
-            "queue_mean": (sum(p.queue_total for p in parts) / samples) if samples else 0.0,
-            "queue_max": max(p.queue_max for p in parts),
+            "queue_mean": (sum(s.queued_total for s in subs) / samples) if samples else 0.0,
+            "queue_max": max(s.queued_max for s in subs),
             "bus_utilization": (sum(p.busy for p in parts) / (cycles * self.n)) if cycles else 0.0,
-            "row_hit_rate": (sum(p.row_hits for p in parts) / sum(tx)) if sum(tx) else 0.0,
+            "row_hit_rate": hits / accesses if accesses else 0.0,
+            "row_hits": hits,
+            "row_misses": sum(acts) - conflicts,       # the bank had no row open
+            "row_conflicts": conflicts,                # another row had to be closed first
+            "activations": sum(acts),
+            "partition_activations": acts,
+            "queue_full_stall_cycles": round(sum(stall), 1),
+            "partition_queue_full_stall_cycles": stall,
             "dram_bytes": sum(p.bytes for p in parts),
         }
+
+
+def _fr_fcfs(txns, subs, bps) -> list:
+    """The order FR-FCFS serves a batch in: hits on open rows first (arrival order),
+    then the rest grouped by (bank, row) in order of each group's first arrival."""
+    hits, rest = [], []
+    for i, t in enumerate(txns):
+        b = t[0]
+        if subs[b // bps].open_row[b % bps] == t[1]:
+            hits.append(i)
+        else:
+            rest.append(i)
+    if len(rest) > 2:
+        keys = [(txns[i][0], txns[i][1]) for i in rest]
+        if len(set(keys)) < len(keys):         # a row asked for twice: group its requests
+            first: dict = {}                   # (bank, row) -> its first position
+            for i, key in zip(rest, keys):
+                first.setdefault(key, i)
+            rest.sort(key=lambda i: first[txns[i][0], txns[i][1]])   # stable
+    return hits + rest

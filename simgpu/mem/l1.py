@@ -23,7 +23,7 @@ class L1Unit:
 
     def __init__(self, config):
         c = config.cache
-        sets = c.l1_sets or L1_SETS
+        sets = c.l1_sets
         self.caches = [L1Cache(c.l1_bytes_per_sm, c.l1_line_bytes, c.sector_bytes, sets)
                        for _ in range(config.gpu.sm_count)]
         self.latency = c.l1_latency_cycles

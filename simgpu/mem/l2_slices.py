@@ -49,22 +49,22 @@ class L2Slices:
         self.l2_free_dir = {True: [0.0] * self.n, False: [0.0] * self.n}   # by load?
         # and a request (an instruction's sectors of one 128-B line) per
         # l2_request_cycles: random sectors, one request each, are bound by that
-        self.l2_request_cycles = c.l2_request_cycles or 0.0
+        self.l2_request_cycles = c.l2_request_cycles
         self.l2_request_free = [0.0] * self.n
         # A split L2 (two halves): what crosses to the other half takes
         # l2_far_latency_cycles more.
         self.split = len(self.l2.halves) > 1
         # SM i sits beside the half given by the parity of i's bits: 66 and 66 SMs on
         # the H100, as measured, in a pattern that (like the GPU's own irregular one,
-        # benchmarks/l2_halves.py) does not line up with the round robin that hands
+        # calibration/l2_halves.py) does not line up with the round robin that hands
         # out blocks and the modulo that spreads addresses over partitions; a regular
         # one ((i >> 1) & 1) sent a streaming kernel's loads to half the slices.
         self.sm_half = [bin(i).count("1") & 1 for i in range(config.gpu.sm_count)]
-        self.far_latency = c.l2_far_latency_cycles or 0
+        self.far_latency = c.l2_far_latency_cycles
         # The link each way between the halves (l2_fabric_bandwidth_gbps), by the half
         # it goes to: the data of the stores that SMs beside one half send to sectors
         # homed in the other, and of the other half's SMs' far loads, share it
-        # (benchmarks/l2_fabric.py), first come, first served. A store's data reach
+        # (calibration/l2_fabric.py), first come, first served. A store's data reach
         # it when the store is issued; a far load's when they are back from the far
         # slice or DRAM, later: those are left in ``crossings`` for the engine, which
         # books them (:meth:`cross`) when the simulation reaches that time.
@@ -92,7 +92,7 @@ class L2Slices:
         dir_free = self.l2_free_dir[load]
         dir_per_cycle = self.l2_load_per_cycle if load else self.l2_store_per_cycle
         clock = self.clock                     # L2 entries hold ready times on the L2's clock
-        where, cache, interleave = self.amap.where, self.amap.cache, self.amap.interleave
+        where, cache, granule = self.amap.where, self.amap.cache, self.amap.granule
         split, far_latency = self.split, self.far_latency
         near = self.sm_half[sm] if split else 0
         mine = l2.halves[near]                 # the half beside this SM
@@ -119,7 +119,7 @@ class L2Slices:
                     if ready > done:
                         done = ready
                     continue
-            part, bank, row = cache.get(a // interleave) or where(a)
+            part, bank, row = cache.get(a // granule) or where(a)
             far = split and (part & 1) != near     # its home (L2.home, inlined) is the other half
             tag = a // l2_sector
             slice_ = part

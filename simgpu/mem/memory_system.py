@@ -5,6 +5,9 @@ coalescer's transactions (:mod:`simgpu.mem.coalesce`; the traffic counter
 records the same transactions, so counts and times come from one coalescing).
 It becomes one :class:`~simgpu.mem.request.Request` that flows through
 
+0. the **TLBs** (:mod:`~simgpu.mem.tlb`; where the config has a ``[tlb]``): its pages
+   are translated, a miss in both levels walking the page tables through this
+   memory system (:meth:`MemorySystem.walk_read`),
 1. the **L1** of its SM (:mod:`~simgpu.mem.l1`; global loads, where the config has one),
 2. the **interconnect** to the partitions (:mod:`~simgpu.mem.interconnect`),
 3. the **L2 slices** (:mod:`~simgpu.mem.l2_slices`; where the config has an L2),
@@ -26,7 +29,10 @@ from .dram import AddressMap, Dram, Partition
 from .interconnect import Interconnect
 from .l1 import L1_SETS, L1Unit
 from .l2_slices import L2Slices
+from .mshr import Mshr
 from .request import Request
+from .address_space import PageTables
+from .tlb import TlbState, Translator  # noqa: F401  (TlbState: the type of ``tlbs``)
 
 __all__ = ["MemorySystem", "Partition", "L2", "SectorCache", "L1Cache", "L1_SETS", "Request"]
 
@@ -41,10 +47,10 @@ class MemorySystem:
     :meth:`finish` ends the launch and :meth:`summary` gives the report's fields.
     """
 
-    def __init__(self, config, l2: L2 | None = None):
+    def __init__(self, config, l2: L2 | None = None, tlbs: TlbState | None = None):
         self.config = config
-        self.amap = AddressMap(config.memory)
-        self.dram = Dram(config)
+        self.amap = AddressMap(config.memory, config.dram)
+        self.dram = Dram(config, self.amap)
         self.net = Interconnect(config)
         c = config.cache
         self.l2 = l2 if l2 is not None or not c.present else L2.for_config(c)
@@ -52,6 +58,15 @@ class MemorySystem:
         self.slices = (L2Slices(config, self.l2, self.amap, self.dram, self.net, self.l1)
                        if self.l2 is not None else None)
         self.atomics = AtomicUnit(config, self.amap, self.dram, self.net, self.slices)
+        # Address translation, with the device's TLBs (``tlbs``: their contents outlive
+        # the launch). Without them (unit tests of the other units) addresses go
+        # untranslated.
+        self.translator = None
+        if tlbs is not None and getattr(config, "tlb", None) is not None:
+            self.translator = Translator(config, tlbs, PageTables.for_config(config),
+                                         self.walk_read)
+        limit = config.issue.max_outstanding_misses_per_sm
+        self.mshr = Mshr(limit, config.gpu.sm_count) if limit else None
         self.accepted = 0.0       # when the pipeline took the last request (>= its issue)
         self._drained = 0.0
 
@@ -67,10 +82,13 @@ class MemorySystem:
 
     @property
     def drained(self) -> float:
-        """When the last transaction so far is done (stores and write-backs too)."""
-        if self.slices is not None and self.slices.drained > self._drained:
-            return self.slices.drained
-        return self._drained
+        """When the last transaction so far is done (stores and write-backs too: reading
+        it sends the writes still queued at the partitions to DRAM)."""
+        done = self._drained
+        if self.slices is not None and self.slices.drained > done:
+            done = self.slices.drained
+        written = self.dram.drain()
+        return written if written > done else done
 
     @drained.setter
     def drained(self, value: float) -> None:
@@ -93,7 +111,7 @@ class MemorySystem:
     # --- the pipeline ------------------------------------------------------------------
 
     def access(self, kind: str, addresses, sizes, t: float, sm: int = 0, *,
-               l1: bool = True) -> float:
+               l1: bool = True, lanes: dict | None = None) -> float:
         """Serve one warp instruction's transactions issued at cycle ``t`` by SM ``sm``;
         return when its data is back (a store: when it is acknowledged) and set
         :attr:`accepted`.  ``l1=False``: a load that passes the L1 by (a fresh load,
@@ -101,11 +119,43 @@ class MemorySystem:
 
         ``addresses`` and ``sizes`` are lists of ints (or int arrays): a warp
         instruction has at most 32 transactions, so plain Python beats numpy's
-        per-call overhead here.
+        per-call overhead here.  ``lanes`` (atomics): {word address: lanes on it},
+        for the atomic unit's serialization.
+
+        A load's or an atomic's transactions first take the SM's miss entries (where
+        the config bounds them, :mod:`~simgpu.mem.mshr`): those that find none free go
+        on later, as entries free, and the pipeline accepts the instruction then.
         """
         if not isinstance(addresses, list):
             addresses, sizes = np.asarray(addresses).tolist(), np.asarray(sizes).tolist()
+        mshr = self.mshr
+        if mshr is None or kind == "store" or not addresses:
+            return self._request(kind, addresses, sizes, t, sm, l1, lanes)
+        n, first, done, accepted = len(addresses), 0, t, t
+        if mshr.free_at(sm, t) >= n:      # the usual case (the engine waited for entries)
+            done = self._request(kind, addresses, sizes, t, sm, l1, lanes)
+            mshr.hold(sm, n, done)
+            return done
+        while first < n:
+            take, at = mshr.admit(sm, n - first, t)
+            end = first + take
+            back = self._request(kind, addresses[first:end], sizes[first:end], at, sm, l1, lanes)
+            mshr.hold(sm, take, back)
+            if back > done:
+                done = back
+            if self.accepted > accepted:
+                accepted = self.accepted
+            first, t = end, at
+        self.accepted = accepted
+        return done
+
+    def _request(self, kind, addresses, sizes, t, sm, l1, lanes) -> float:
+        """One request through the units (its miss entries taken)."""
         req = Request(kind, sm, t, addresses, sizes, l1)
+        if self.translator is not None:
+            self.translator.translate(req)
+        req.lanes = lanes
+        self.dram.wait = 0.0
         if self.slices is not None:
             done = self.atomics.at_l2(req) if kind == "atomic" else self.slices.access(req)
         elif kind == "atomic":
@@ -113,6 +163,12 @@ class MemorySystem:
         else:
             done = self._uncached(req)
         req.done = done
+        if self.dram.wait:
+            # Back-pressure: a transaction waited for a place in a full DRAM queue, so
+            # the SM's memory pipeline could not hand the request over any sooner.
+            accepted = req.issued + self.dram.wait
+            if accepted > req.accepted:
+                req.accepted = accepted
         self.accepted = req.accepted
         if done > self._drained:
             self._drained = done
@@ -121,23 +177,79 @@ class MemorySystem:
     def _uncached(self, req: Request) -> float:
         """Loads and stores of a GPU without caches: straight to the partitions."""
         t = req.translated
-        arrive = self.net.to_partition(t)
         by_part: dict = {}
-        where, cache, interleave = self.amap.where, self.amap.cache, self.amap.interleave
+        get, where, granule = self.amap.cache.get, self.amap.where, self.amap.granule
         for a, s in zip(req.addresses, req.sizes):
-            w = cache.get(a // interleave) or where(a)
+            w = get(a // granule) or where(a)
             txns = by_part.get(w[0])
             if txns is None:
                 by_part[w[0]] = [(w[1], w[2], s, a)]
             else:
                 txns.append((w[1], w[2], s, a))
         done = t
-        write, serve, to_sm = req.kind == "store", self.dram.serve, self.net.to_sm
+        write, serve, net = req.kind == "store", self.dram.serve, self.net
+        if not net.modeled:                # a fixed latency each way
+            arrive = net.to_partition(t)
+            for part, txns in by_part.items():
+                finish = net.to_sm(serve(part, txns, arrive, write=write))
+                if finish > done:
+                    done = finish
+            return done
+        # over the interconnect's ports: the request's packets leave the SM's port as one
+        # batch, each partition's reach its port as one; the replies leave each
+        # partition's port as one batch and reach the SM's port as one
+        sm, flits, sizes = req.sm, net.flits, req.sizes
+        header = flits(0)
+        # one transaction size (the usual case): its packets' flits, else each one's
+        s0 = sizes[0]
+        same = flits(s0) if sizes.count(s0) == len(sizes) else None
+        if same is not None:
+            total = len(sizes) * (same if write else header)
+        else:
+            total = (sum([flits(s) for s in sizes]) if write else header * len(sizes))
+        port = sm // net.per_port
+        left = t + net.sm_out[port].book(t, total)
+        net.flits_sent += total
+        # (Interconnect.leave_sm, to_port, leave_partition and reach_sm, inline: this is
+        # the hot path of the GT200's loads and stores)
+        part_in, part_out, queue, half = net.part_in, net.part_out, net.queue_cycles, net.half_trip
+        back_total, last, arrive = 0, t, t + half
         for part, txns in by_part.items():
-            finish = to_sm(serve(part, txns, arrive, write=write))
-            if finish > done:
-                done = finish
-        return done
+            n = len(txns)
+            data = n * same if same is not None else sum([flits(x[2]) for x in txns])
+            if write:
+                out_flits, back_flits = data, header * n
+            else:
+                out_flits, back_flits = header * n, data
+            wait = left - t + part_in[part].book(left, out_flits)
+            if wait > queue:                   # the partition's queue is full: held back
+                net.held += 1
+                if t + wait - queue > req.accepted:
+                    req.accepted = t + wait - queue
+            finish = serve(part, txns, arrive + wait, None, True, write)
+            finish += part_out[part].book(finish, back_flits)
+            if finish > last:
+                last = finish
+            back_total += back_flits
+        net.flits_sent += back_total
+        done = last + half + net.sm_in[port].book(last, back_total)
+        return done if done > t else t
+
+    def walk_read(self, address: int, nbytes: int, t: float) -> float:
+        """A page walker's read of ``nbytes`` of page-table data at physical ``address``,
+        issued at ``t``: when the data are back at the walker.  The walker sits on the
+        memory side, so its read does not cross the SM interconnect: with an L2 it is an
+        L2 access (a miss goes on to DRAM), without one a transaction of
+        ``min_access_bytes`` at the entry's partition.  Either way it takes DRAM (or L2)
+        time and bandwidth as any read does and shows in the partitions' counts."""
+        if self.slices is not None:
+            sector = self.config.cache.sector_bytes
+            req = Request("load", 0, t, [address - address % sector], [sector], False)
+            return self.slices.access(req)
+        size = self.config.memory.min_access_bytes
+        address -= address % size
+        part, bank, row = self.amap.where(address)
+        return self.dram.serve(part, [(bank, row, size, address)], t)
 
     def cross(self, crossings: list) -> float:
         """Book far loads' data on the link between the L2's halves (L2Slices.cross)."""
@@ -159,5 +271,12 @@ class MemorySystem:
         if self.slices is not None:
             caches.update(self.slices.summary())
         dram = self.dram.summary(cycles)
-        return {**caches, **dram,
+        extra = self.net.summary()
+        if self.translator is not None:
+            extra.update(self.translator.summary())
+        if self.atomics.operations:
+            extra["atomic_operations"] = self.atomics.operations
+        if self.mshr is not None and self.mshr.waits:
+            extra["mshr_waits"] = self.mshr.waits
+        return {**caches, **dram, **extra,
                 "achieved_gbps": dram["dram_bytes"] / seconds / 1e9 if seconds else 0.0}

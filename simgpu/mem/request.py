@@ -22,7 +22,7 @@ class Request:
     """
 
     __slots__ = ("kind", "sm", "issued", "addresses", "sizes", "use_l1",
-                 "accepted", "translated", "done")
+                 "accepted", "translated", "done", "lanes")
 
     def __init__(self, kind: str, sm: int, issued: float, addresses: list, sizes: list,
                  use_l1: bool = True):
@@ -35,6 +35,7 @@ class Request:
         self.accepted = issued
         self.translated = issued
         self.done = issued
+        self.lanes = None         # atomics: {word address: lanes on it} (the atomic unit's)
 
     @property
     def write(self) -> bool:

@@ -12,15 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.ops import AtomicOp
-
-_SCAN_OPS = {
-    AtomicOp.ADD: np.add,
-    AtomicOp.AND: np.bitwise_and,
-    AtomicOp.OR: np.bitwise_or,
-    AtomicOp.XOR: np.bitwise_xor,
-    AtomicOp.MIN: np.minimum,
-    AtomicOp.MAX: np.maximum,
-}
+from .ops import ATOMIC
 
 
 def _groups(index: np.ndarray):
@@ -60,28 +52,29 @@ def atomic_update(memory: np.ndarray, op: AtomicOp, index: np.ndarray, value: np
     first[starts] = True
     init = memory[sidx]                         # each element's value before the instruction
     last = np.r_[starts[1:] - 1, len(sidx) - 1]       # each group's last lane
-    if op is AtomicOp.ADD and memory.dtype.kind == "f":
+    rule = ATOMIC[op]                           # the op's row in simgpu.sim.ops
+    if rule.negate:
+        vals = np.negative(vals)
+    if rule.kind == "scan" and rule.ufunc is np.add and memory.dtype.kind == "f":
         # Float addition is not associative: add in the lanes' serial order.
         before = _serial_float_add(init, vals, first)
         memory[sidx[last]] = before[last] + vals[last]
-    elif op in _SCAN_OPS or op is AtomicOp.SUB:
-        if op is AtomicOp.SUB:
-            vals = np.negative(vals)            # wrap-around makes a - b == a + (-b)
-        ufunc = _SCAN_OPS.get(op, np.add)
+    elif rule.kind == "scan":
+        ufunc = rule.ufunc
         incl = _segmented_inclusive_scan(vals, first, ufunc)
         excl = np.empty_like(incl)
         excl[1:] = incl[:-1]
         before = np.where(first, init, ufunc(init, excl))
         memory[sidx[last]] = ufunc(before[last], vals[last])
-    elif op is AtomicOp.EXCH:
+    elif rule.kind == "exchange":
         before = np.empty_like(vals)
         before[first] = init[first]
         before[~first] = vals[np.flatnonzero(~first) - 1]
         memory[sidx[last]] = vals[last]
-    elif op is AtomicOp.CAS:
+    elif rule.kind == "compare_and_swap":
         before = _serial_cas(memory, sidx, vals, compare[order][perm], first)
-    else:  # pragma: no cover - the op table and this module are checked together
-        raise NotImplementedError(op)
+    else:  # pragma: no cover - tests/test_op_tables.py runs every row
+        raise NotImplementedError(rule.kind)
     out_o = np.empty_like(before)
     out_o[perm] = before
     old[order] = out_o

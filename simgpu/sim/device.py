@@ -3,9 +3,15 @@
 device registry as the prefix "sim"."""
 from __future__ import annotations
 
+import mmap
+import sys
+import weakref
+
 import numpy as np
 
-from ..device import ALIGNMENT, Device, DeviceArray, register_device
+from ..device import Device, DeviceArray, register_device
+from ..mem.address_space import AddressSpace
+from ..mem.tlb import TlbState
 from ..report import CopyReport, LaunchReport
 
 
@@ -15,9 +21,14 @@ class SimDevice(Device):
     def __init__(self, config, name: str):
         self.config = config
         self.name = name
-        self._next = ALIGNMENT
-        # The engine used where a launch names none (lockstep, or warps for random
-        # schedules); set it to "timed" or "timed-block" to time whole algorithms.
+        # Global memory as the driver lays it out: capacity, page-aligned large arrays,
+        # the page tables at the top (simgpu.mem.address_space). Arrays are freed when
+        # the last reference to them goes, as CuPy frees its arrays.
+        self.memory = AddressSpace(config, name)
+        # The TLBs' contents, kept from one launch to the next (simgpu.mem.tlb)
+        self.tlbs = TlbState(config) if config.tlb is not None else None
+        # The engine used where a launch names none (DEFAULT_ENGINE, or warps for random
+        # schedules); set it to "lockstep" for fast untimed runs of whole algorithms.
         self.default_engine: str | None = None
         # Every host<->device copy, timed over the config's PCIe link (CopyReport).
         self.copies: list[CopyReport] = []
@@ -86,17 +97,42 @@ class SimDevice(Device):
         self.copies.append(CopyReport(direction, nbytes, self.copy_time(nbytes), repr(arr)))
 
     def _allocate(self, host):
-        arr = self._allocate_fresh(host.copy())
+        # The device's memory first: a refused allocation copies nothing (no host memory
+        # is taken for space the device does not have) and records no copy.
+        base = self.memory.allocate(host.nbytes, _describe(host.size, host.dtype, host.shape))
+        try:
+            data = host.copy()
+        except MemoryError:                    # the host's memory, not the device's
+            self.memory.release(base, host.nbytes)
+            raise
+        arr = self._array(data, base)
         self._record_copy("host_to_device", arr, host.nbytes)
         return arr
 
     def _allocate_zeros(self, n, dtype):
-        return self._allocate_fresh(np.zeros(n, dtype=dtype))
+        nbytes = n * np.dtype(dtype).itemsize
+        base = self.memory.allocate(nbytes, _describe(n, dtype, (n,)))
+        try:
+            data = _zeros(n, dtype)
+        except MemoryError:                    # the host's memory, not the device's
+            self.memory.release(base, nbytes)
+            raise
+        return self._array(data, base)
 
-    def _allocate_fresh(self, data):
-        base = self._next
-        self._next += -(-max(data.nbytes, 1) // ALIGNMENT) * ALIGNMENT
-        return DeviceArray(self, data, base)
+    def _array(self, data, base):
+        arr = DeviceArray(self, data, base)
+        weakref.finalize(arr, self.memory.release, base, data.nbytes)
+        if self.tlbs is not None:
+            self.tlbs.mapped(base, data.nbytes)
+        return arr
+
+    def empty(self, n, dtype):
+        """Zeros, as every simulator array starts; under ``check="uninit"`` a read of a
+        word nothing wrote yet is an error (``_unset``: True until a checked launch
+        tracks its words)."""
+        arr = self.zeros(n, dtype)
+        arr._unset = True
+        return arr
 
     def _to_host(self, arr):
         self._record_copy("device_to_host", arr, arr.nbytes)
@@ -104,23 +140,31 @@ class SimDevice(Device):
 
     def _copy_from(self, arr, host):
         arr._data[...] = host
+        arr._unset = None                  # every word written by the host
         self._record_copy("host_to_device", arr, arr.nbytes)
+
+    def _device_copy(self, dst, src):
+        dst._data[...] = src._data
+        # the copy has written what the source had written: its unset words stay unset
+        unset = getattr(src, "_unset", None)
+        dst._unset = unset.copy() if hasattr(unset, "copy") else unset
 
     # The engine of a launch that names none (and sets no default_engine): a timed one,
     # so that a report has a time unless the user asks for an untimed engine.
     DEFAULT_ENGINE = "timed-block"
 
-    LAUNCH_OPTIONS = ("engine", "schedule", "seed", "max_loop_iterations")
+    LAUNCH_OPTIONS = ("engine", "schedule", "seed", "max_loop_iterations", "check")
 
     def check_launch_options(self, options) -> dict:
         options = super().check_launch_options(options)
         check_launch_options(options.get("engine"), options.get("schedule", "fixed"),
-                             options.get("seed", 0), options.get("max_loop_iterations"))
+                             options.get("seed", 0), options.get("max_loop_iterations"),
+                             options.get("check"))
         return options
 
     def launch(self, kernel, grid, block, *args, engine: str | None = None,
                schedule: str = "fixed", seed: int = 0,
-               max_loop_iterations: int | None = None) -> LaunchReport:
+               max_loop_iterations: int | None = None, check=None) -> LaunchReport:
         """Run ``kernel`` on the simulator.
 
         ``engine``: "timed-block" (the default for the fixed schedule: simulated
@@ -131,11 +175,13 @@ class SimDevice(Device):
         ``schedule``: "fixed" or "random" (with ``seed``, an integer >= 0).
         ``max_loop_iterations``: how many times one loop may run before the launch
         stops with KernelTimeoutError (default 2^20).
+        ``check``: "races", "uninit", "races,uninit" or a ``Checks`` (simgpu.sim.checks):
+        the race detector and the uninitialized-read check (docs/race-detector.md).
         Every argument is checked before anything runs: a refused launch
         (LaunchError) changes no data.
         """
         from . import launch as sim_launch
-        check_launch_options(engine, schedule, seed, max_loop_iterations)
+        check_launch_options(engine, schedule, seed, max_loop_iterations, check)
         fn, grid, block, scalars, arrays = self.check_launch(kernel, grid, block, args)
         if engine is None and schedule == "fixed":
             engine = self.default_engine or self.DEFAULT_ENGINE
@@ -143,7 +189,7 @@ class SimDevice(Device):
             self.flush_caches()
         try:
             return sim_launch.run(self, fn, grid, block, scalars, arrays, engine, schedule, seed,
-                                  max_loop_iterations)
+                                  max_loop_iterations, check)
         except BaseException:
             # An error or Ctrl-C mid-launch: the L2 may hold a half-booked state; start the
             # next launch from an empty one (the arrays keep what the kernel wrote, as on a GPU).
@@ -154,10 +200,11 @@ class SimDevice(Device):
         return f"<SimDevice {self.name}: {self.config.gpu.name}, {self.arch}>"
 
 
-def check_launch_options(engine, schedule, seed, max_loop_iterations) -> None:
+def check_launch_options(engine, schedule, seed, max_loop_iterations, check=None) -> None:
     """The simulator's launch options, checked before anything runs (LaunchError)."""
     from ..device import _is_int
     from ..lang.errors import LaunchError
+    from .checks import parse_checks
     from .launch import ENGINES
     from .schedule import SCHEDULES
     if engine is not None and engine not in ENGINES:
@@ -170,6 +217,37 @@ def check_launch_options(engine, schedule, seed, max_loop_iterations) -> None:
                                             or max_loop_iterations < 1):
         raise LaunchError(f"max_loop_iterations must be an integer >= 1, not "
                           f"{max_loop_iterations!r}")
+    try:
+        parse_checks(check)
+    except ValueError as e:
+        raise LaunchError(str(e)) from None
+
+
+#: Zeroed arrays this large are mapped lazily (see _zeros).
+LAZY_ZEROS_BYTES = 64 << 20
+_MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)      # Linux's value (Python < 3.12)
+
+
+def _zeros(n: int, dtype) -> np.ndarray:
+    """A zeroed host array for a device array of ``n`` elements.  A large one is an
+    anonymous private mapping without swap reservation: the OS gives a page memory only
+    when it is written, so a sparse use of a large device array (a pointer chase over
+    gigabytes) costs the host what it touches, and a footprint larger than the host's
+    memory can still be simulated.  Elsewhere (or if the mapping fails) np.zeros."""
+    dtype = np.dtype(dtype)
+    nbytes = n * dtype.itemsize
+    if nbytes >= LAZY_ZEROS_BYTES and sys.platform.startswith("linux"):
+        try:
+            m = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE)
+        except (OSError, ValueError):
+            pass
+        else:
+            return np.frombuffer(m, dtype=dtype)
+    return np.zeros(n, dtype=dtype)
+
+
+def _describe(n: int, dtype, shape) -> str:
+    return f"an array of {n:,} x {np.dtype(dtype)} (shape {tuple(shape)})"
 
 
 def open_sim_device(spec: str | None) -> SimDevice:

@@ -13,8 +13,10 @@ drive the generator: the lockstep engine counts the accesses and moves on, the
 per-warp engines interleave warps at these points (randomly, or in simulated
 time), so all engines share this one implementation of the semantics.
 
-The memory-free parts of a kernel also run as compiled closures, with the
-same semantics and counts; they are built in :mod:`simgpu.sim.fast_paths`.
+The memory-free parts of a kernel also run as compiled closures, built once per
+kernel in :mod:`simgpu.sim.fast_paths`; both paths call the functions of
+:mod:`simgpu.sim.semantics` for what a node does, so they give the same
+values, counts and faults.
 """
 from __future__ import annotations
 
@@ -23,27 +25,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir import nodes as ir
-from ..lang.errors import KernelRuntimeError, KernelTimeoutError
-from ..mem.access import MemoryAccess
+from ..lang.errors import KernelRuntimeError
 from . import warp
+from . import semantics as sem
 from .atomics import atomic_update, store_winners
-from .fast_paths import _PURE, _RANGE, Frame, Loop, _nnz, _range_test, compile_function
-from .lanes import LaneGroup, union
-from .ops import BINARY, COMPARE, UNARY, LaneFault, convert
-from .scoreboard import FENCE, Stall, keeps_pending, loop_test_reads, touched
-
-_new_object = object.__new__
-
-
-@dataclass
-class ArrayBinding:
-    """An array as the kernel sees it: its storage, base address and name."""
-    name: str
-    data: np.ndarray              # global: the device array; shared: rows x size, flattened
-    base: int = 0                 # byte address of element 0 (global memory)
-    space: str = "global"
-    size: int = 0                 # elements per block (shared) or in all (global)
-
+from .fast_paths import compiled
+from .lanes import LaneGroup
+from .memory_instructions import ArrayBinding, MemoryInstructions  # noqa: F401 (re-exported)
+from .ops import BINARY, COMPARE, LOGICAL, UNARY
+from .scoreboard import FENCE, Stall
+from .semantics import Frame, _nnz
 
 @dataclass
 class Barrier:
@@ -67,7 +58,7 @@ class Counters:
         self.divergent_branches += other.divergent_branches
 
 
-class Executor:
+class Executor(MemoryInstructions):
     """Runs one kernel over one :class:`LaneGroup`."""
 
     def __init__(self, group: LaneGroup, schedule, counters: Counters, lockstep: bool):
@@ -85,12 +76,19 @@ class Executor:
         self.temp_ready = 0.0         # latest pending value of the statement so far
         self.ret_ready = 0.0          # latest pending value a device function returns
         self.clock = None             # the timed engine's environment (its .now)
+        # check="races"/"uninit" (simgpu.sim.checks): the launch's checker rides with the
+        # schedule, which every engine hands to every executor; None costs one test per
+        # memory instruction.
+        self.check = schedule.check
         # Dispatch tables of plain functions, built once per class (an executor is
         # made per warp by the per-warp engines).
         cls = type(self)
         if "_exec_table" not in cls.__dict__:
             cls._exec_table = {c: getattr(cls, "exec_" + c.__name__) for c in ir.STMT_NODES}
-            cls._eval_table = {c: getattr(cls, "eval_" + c.__name__) for c in ir.EXPR_NODES}
+            # Constants, variables and built-in indices are defined by their closures.
+            leaves = (ir.Const, ir.Var, ir.Special)
+            cls._eval_table = {c: cls.eval_leaf if c in leaves else getattr(cls, "eval_" + c.__name__)
+                               for c in ir.EXPR_NODES}
 
     # --- entry ---------------------------------------------------------------
 
@@ -103,7 +101,8 @@ class Executor:
                 frame.vars[p.name] = np.full(self.group.n, scalars[p.name], dtype=p.type.dtype)
         frame.arrays = arrays
         self.frame = frame
-        compile_function(fn)
+        self.kernel = kernel = compiled(fn)
+        self.pure, self.ranges = kernel.pure, kernel.ranges
         idx = np.arange(self.group.n, dtype=np.int64)
         out = yield from self.exec_block(fn.body, idx)
         self.group.exited[out] = True
@@ -188,17 +187,18 @@ class Executor:
     # --- statements ----------------------------------------------------------
 
     def exec_block(self, stmts, idx):
-        whole = _PURE.get(id(stmts))
+        pure = self.pure
+        whole = pure.get(id(stmts))
         if whole is not None and not self.pending:
             return whole(self, idx)
         for s in stmts:
             if idx.size == 0:
                 break
             if self.pending:             # the scoreboard: statement by statement
-                yield from self.wait_for(touched(s))
+                yield from self.wait_for(self.kernel.touched(s))
                 if s.__class__ is ir.Assign:
                     self.pending.pop(s.name, None)     # its old value is dead
-            f = _PURE.get(id(s))
+            f = pure.get(id(s))
             if f is not None:
                 idx = f(self, idx)
             else:
@@ -206,29 +206,29 @@ class Executor:
         return idx
 
     def exec_Assign(self, s, idx):
-        f = _PURE.get(id(s.value))
+        f = self.pure.get(id(s.value))
         value = f(self, idx) if f is not None else (yield from self._eval_table[type(s.value)](self, s.value, idx))
         t = self.temp_ready
         if t:
-            if keeps_pending(s):         # x = a[i]: x is pending, the warp goes on
+            if self.kernel.keeps_pending(s):         # x = a[i]: x is pending, the warp goes on
                 self.temp_ready = 0.0
                 self.pending[s.name] = t
             else:                        # a computed value: its instruction waits
                 yield from self.wait_value()
-        self.issue(idx, s)
-        self.frame.vars[s.name][idx] = value
-        return idx
+        return sem.assign(self, s, idx, value)
 
     def exec_Store(self, s, idx):
-        f = _PURE.get(id(s.index))
+        f = self.pure.get(id(s.index))
         index = f(self, idx) if f is not None else (yield from self._eval_table[type(s.index)](self, s.index, idx))
-        f = _PURE.get(id(s.value))
+        f = self.pure.get(id(s.value))
         value = f(self, idx) if f is not None else (yield from self._eval_table[type(s.value)](self, s.value, idx))
         if self.temp_ready:              # its address and data must be there
             yield from self.wait_value()
         self.issue(idx, s)
         b = self.binding(s.array)
         pos = self.element(s, b, index, idx)
+        if self.check is not None:
+            self.check.store(self, s, b, idx, pos, value)
         order = self.schedule.order(len(pos))
         if order is None:
             b.data[pos] = value       # numpy assigns in order: the highest lane wins
@@ -244,119 +244,85 @@ class Executor:
         return idx
 
     def exec_If(self, s, idx):
-        f = _PURE.get(id(s.cond))
+        f = self.pure.get(id(s.cond))
         cond = f(self, idx) if f is not None else (yield from self._eval_table[type(s.cond)](self, s.cond, idx))
         if self.temp_ready:              # a branch needs its condition
             yield from self.wait_value()
-        self.branch(idx, cond, s)
-        taken, other = idx[cond], idx[~cond]
+        taken, other = sem.if_split(self, s, idx, cond)
         out_t = (yield from self.exec_block(s.then, taken)) if taken.size else taken
         out_f = (yield from self.exec_block(s.orelse, other)) if other.size else other
-        return union([out_t, out_f], self.group.n)
+        return sem.if_join(self, out_t, out_f)
 
     def exec_While(self, s, idx):
         return (yield from self.loop(s, idx, None))
 
     def exec_For(self, s, idx):
-        f = _PURE.get(id(s.start))
+        f = self.pure.get(id(s.start))
         start = f(self, idx) if f is not None else (yield from self._eval_table[type(s.start)](self, s.start, idx))
         if self.temp_ready:
             yield from self.wait_value()
-        self.issue(idx, s)
-        self.frame.vars[s.var][idx] = start
+        sem.for_start(self, s, idx, start)
         return (yield from self.loop(s, idx, s))
 
     def loop(self, s, idx, for_loop):
         active, exits = idx, []
-        test = loop_test_reads(s)
-        sched, rounds = self.schedule, 0
+        test = self.kernel.loop_test_reads(s)
+        turns = 0
         while True:
-            rounds += 1
-            if rounds > sched.max_loop_iterations:     # read each time: Ctrl-C sets it to 0
-                raise self.loop_limit(s, active, sched.max_loop_iterations)
+            turns += 1
             if self.pending:             # its test reads a pending variable
                 yield from self.wait_for(test)
             if for_loop is None:
-                f = _PURE.get(id(s.cond))
+                f = self.pure.get(id(s.cond))
                 cond = f(self, active) if f is not None else (yield from self._eval_table[type(s.cond)](self, s.cond, active))
             else:
-                f = _RANGE.get(id(s))
+                f = self.ranges.get(id(s))
                 cond = f(self, active) if f is not None else (yield from self.range_cond(for_loop, active))
             if self.temp_ready:          # a branch needs its condition
                 yield from self.wait_value()
-            if self.branch(active, cond, s) < active.size:     # else every lane goes on
-                exits.append(active[~cond])
-                active = active[cond]
+            active = sem.loop_test(self, s, active, cond, exits, turns)
             if not active.size:
                 break
-            loop = Loop()
-            self.loops.append(loop)
+            turn = sem.turn_start(self)
             out = yield from self.exec_block(s.body, active)
-            self.loops.pop()
-            exits.extend(loop.brk)
-            active = union([out] + loop.cont, self.group.n)
+            active = sem.turn_end(self, turn, out, exits)
             if for_loop is not None and active.size:
                 if self.pending:
                     yield from self.wait_for(test)
-                f = _PURE.get(id(for_loop.step))
+                f = self.pure.get(id(for_loop.step))
                 step = f(self, active) if f is not None else (yield from self._eval_table[type(for_loop.step)](self, for_loop.step, active))
                 if self.temp_ready:
                     yield from self.wait_value()
-                self.issue(active, s)
-                v = self.frame.vars[for_loop.var]
-                v[active] = v[active] + step
-        return union(exits, self.group.n)
-
-    def loop_limit(self, s, active, limit):
-        """The error of a loop that ran ``limit`` times and goes on (a kernel that never ends),
-        or KeyboardInterrupt once Ctrl-C stopped the launch (see launch.interruptible)."""
-        if self.schedule.interrupted:
-            return KeyboardInterrupt()
-        hint = "raise it with launch(..., max_loop_iterations=N) if the loop is meant to run longer"
-        if self.lockstep and not self.group.single_warp:
-            hint = ("this engine runs a loop to its end for all the lanes it holds together "
-                    "(engine 'lockstep': whole waves of blocks) before any other branch goes "
-                    "on, so a wait for a write by another of those threads or blocks never "
-                    "ends: run it with engine='warps' or 'timed' (or " + hint + ")")
-        lanes = active if active.size else np.zeros(1, np.int64)
-        where = self.group.describe_lane(int(lanes[0]))
-        more = f" (and {len(lanes) - 1} more lanes)" if len(lanes) > 1 else ""
-        return KernelTimeoutError(
-            f"kernel '{self.kernel_name}': this loop ran {limit:,} times and has not ended",
-            s.loc, hint, f"in {where}{more}")
+                sem.for_step(self, s, active, step)
+        return sem.loop_end(self, exits)
 
     def range_cond(self, s, idx):
         v = self.frame.vars[s.var][idx]
-        f = _PURE.get(id(s.stop))
+        f = self.pure.get(id(s.stop))
         stop = f(self, idx) if f is not None else (yield from self._eval_table[type(s.stop)](self, s.stop, idx))
         if isinstance(s.step, ir.Const):
-            return v < stop if s.step.value > 0 else v > stop
-        f = _PURE.get(id(s.step))
-        step = f(self, idx) if f is not None else (yield from self._eval_table[type(s.step)](self, s.step, idx))
-        return _range_test(self, s, idx, v, stop, step)
+            step = None
+        else:
+            f = self.pure.get(id(s.step))
+            step = f(self, idx) if f is not None else (yield from self._eval_table[type(s.step)](self, s.step, idx))
+        return sem.range_test(self, s, idx, v, stop, step, id(s) in self.kernel.uniform_steps)
 
     def exec_Break(self, s, idx):
-        self.issue(idx, s)
-        self.loops[-1].brk.append(idx)
-        return idx[:0]
+        return sem.break_(self, s, idx)
         yield  # pragma: no cover - a generator like every exec_* method
 
     def exec_Continue(self, s, idx):
-        self.issue(idx, s)
-        self.loops[-1].cont.append(idx)
-        return idx[:0]
+        return sem.continue_(self, s, idx)
         yield  # pragma: no cover
 
     def exec_Return(self, s, idx):
+        value = None
         if s.value is not None:
-            self.frame.ret[idx] = yield from self.eval(s.value, idx)
+            value = yield from self.eval(s.value, idx)
             if self.temp_ready:          # the caller's value: pending there
                 self.ret_ready = max(self.ret_ready, self.temp_ready)
                 self.temp_ready = 0.0
-        self.issue(idx, s)
-        if self.frame.fn.is_kernel:
-            self.group.exited[idx] = True
-        return idx[:0]
+        return sem.return_(self, s, idx, value)
 
     def exec_SyncThreads(self, s, idx):
         self.issue(idx, s)
@@ -374,6 +340,8 @@ class Executor:
             waiting[idx] = True
             missing = np.flatnonzero(np.isin(g.block_row, bad_rows) & ~waiting & ~g.exited)
             raise self.divergent_barrier(s, missing)
+        if self.check is not None:
+            self.check.syncthreads(g, idx)
         if not self.lockstep:
             yield Barrier(s, idx)
         elif self.clock is not None:     # a timed block: it waits for its stores
@@ -395,94 +363,74 @@ class Executor:
     # --- expressions -----------------------------------------------------------
 
     def eval(self, e, idx):
-        f = _PURE.get(id(e))
+        f = self.pure.get(id(e))
         if f is not None:
             return f(self, idx)
         return (yield from self._eval_table[type(e)](self, e, idx))
 
-    def eval_Const(self, e, idx):
-        return np.full(idx.size, e.value, dtype=e.type.dtype)
+    def eval_leaf(self, e, idx):
+        """A constant, a variable or a built-in index: compiled with the kernel, so
+        this runs only for a node the compiler did not reach."""
+        return self.kernel.leaf(e)(self, idx)
         yield  # pragma: no cover - makes this a generator like its siblings
 
-    def eval_Var(self, e, idx):
-        return self.frame.vars[e.name][idx]
-        yield  # pragma: no cover
-
-    def eval_Special(self, e, idx):
-        g = self.group
-        if e.name in ("threadIdx", "blockIdx"):
-            return g.index[(e.name, e.dim)][idx]
-        dims = {"blockDim": g.geom.block, "gridDim": g.geom.grid}
-        value = 32 if e.name == "warp_size" else dims[e.name]["xyz".index(e.dim)]
-        return np.full(idx.size, value, dtype=np.int32)     # uniform over the lanes
-        yield  # pragma: no cover
-
     def eval_Cast(self, e, idx):
-        f = _PURE.get(id(e.operand))
+        f = self.pure.get(id(e.operand))
         v = f(self, idx) if f is not None else (yield from self._eval_table[type(e.operand)](self, e.operand, idx))
-        self.issue(idx, e)
-        return convert(v, e.type.dtype)
+        return sem.cast(self, e, e.type.dtype, idx, v)
 
     def eval_Binary(self, e, idx):
-        f = _PURE.get(id(e.left))
+        f = self.pure.get(id(e.left))
         a = f(self, idx) if f is not None else (yield from self._eval_table[type(e.left)](self, e.left, idx))
-        f = _PURE.get(id(e.right))
+        f = self.pure.get(id(e.right))
         b = f(self, idx) if f is not None else (yield from self._eval_table[type(e.right)](self, e.right, idx))
-        self.issue(idx, e)
-        try:
-            return BINARY[e.op](a, b)
-        except LaneFault as f:
-            raise self.fault(e, f.what, idx[f.bad], f.hint)
+        return sem.operator(self, e, BINARY[e.op], idx, a, b)
 
     def eval_Unary(self, e, idx):
-        f = _PURE.get(id(e.operand))
+        f = self.pure.get(id(e.operand))
         a = f(self, idx) if f is not None else (yield from self._eval_table[type(e.operand)](self, e.operand, idx))
-        self.issue(idx, e)
-        return UNARY[e.op](a)
+        return sem.unary(self, e, UNARY[e.op], idx, a)
 
     def eval_Compare(self, e, idx):
-        f = _PURE.get(id(e.left))
+        f = self.pure.get(id(e.left))
         a = f(self, idx) if f is not None else (yield from self._eval_table[type(e.left)](self, e.left, idx))
-        f = _PURE.get(id(e.right))
+        f = self.pure.get(id(e.right))
         b = f(self, idx) if f is not None else (yield from self._eval_table[type(e.right)](self, e.right, idx))
-        self.issue(idx, e)
-        return COMPARE[e.op](a, b)
+        return sem.operator(self, e, COMPARE[e.op], idx, a, b)
 
     def eval_Logical(self, e, idx):
-        f = _PURE.get(id(e.left))
+        f = self.pure.get(id(e.left))
         left = f(self, idx) if f is not None else (yield from self._eval_table[type(e.left)](self, e.left, idx))
         if self.temp_ready:              # which lanes go on depends on it: a branch
             yield from self.wait_value()
-        self.issue(idx, e)
-        # The right side runs only on lanes that still need it, as C's && and ||.
-        need = left if e.op.value == "and" else ~left
-        result = left.copy()
-        if need.any():
+        result, need = sem.logical_start(self, e, LOGICAL[e.op], idx, left)
+        if _nnz(need):
             result[need] = yield from self.eval(e.right, idx[need])
         return result
 
     def eval_Select(self, e, idx):
-        f = _PURE.get(id(e.cond))
+        f = self.pure.get(id(e.cond))
         cond = f(self, idx) if f is not None else (yield from self._eval_table[type(e.cond)](self, e.cond, idx))
         if self.temp_ready:              # which side runs depends on it: a branch
             yield from self.wait_value()
-        self.issue(idx, e)
-        out = np.empty(idx.size, dtype=e.type.dtype)
-        if cond.any():
+        out, taken = sem.select_start(self, e, e.type.dtype, idx, cond)
+        if taken:
             out[cond] = yield from self.eval(e.if_true, idx[cond])
-        if not cond.all():
+        if taken < cond.size:
             out[~cond] = yield from self.eval(e.if_false, idx[~cond])
         return out
 
     def eval_Load(self, e, idx):
         before, self.temp_ready = self.temp_ready, 0.0    # what the operands leave pending
-        f = _PURE.get(id(e.index))
+        f = self.pure.get(id(e.index))
         index = f(self, idx) if f is not None else (yield from self._eval_table[type(e.index)](self, e.index, idx))
         if self.temp_ready:              # its address is still on its way: a[b[i]]
             yield from self.wait_value()
         self.issue(idx, e)
         b = self.binding(e.array)
         pos = self.element(e, b, index, idx)
+        if self.check is not None:
+            self.check.load(self, e, b, idx, pos)
         values = b.data[pos]
         acc = self.access("load", e, b, idx, index, pos)
         yield acc
@@ -492,9 +440,9 @@ class Executor:
 
     def eval_Atomic(self, e, idx):
         before, self.temp_ready = self.temp_ready, 0.0
-        f = _PURE.get(id(e.index))
+        f = self.pure.get(id(e.index))
         index = f(self, idx) if f is not None else (yield from self._eval_table[type(e.index)](self, e.index, idx))
-        f = _PURE.get(id(e.value))
+        f = self.pure.get(id(e.value))
         value = f(self, idx) if f is not None else (yield from self._eval_table[type(e.value)](self, e.value, idx))
         compare = (yield from self.eval(e.compare, idx)) if e.compare is not None else None
         if self.temp_ready:              # its operands must be there
@@ -502,6 +450,8 @@ class Executor:
         self.issue(idx, e)
         b = self.binding(e.array)
         pos = self.element(e, b, index, idx)
+        if self.check is not None:
+            self.check.atomic(self, e, b, idx, pos)
         order = self.schedule.order(len(pos))
         if order is None:
             order = np.arange(len(pos))
@@ -529,6 +479,8 @@ class Executor:
         mask = yield from self.eval(s.mask, idx)
         self.issue(idx, s)
         warp.syncwarp(self, s, idx, mask)
+        if self.check is not None:
+            self.check.syncwarp(self.group, idx)
         return idx
 
     def eval_Call(self, e, idx):
@@ -544,54 +496,10 @@ class Executor:
                 if self.temp_ready:      # the parameter is pending in the callee
                     pending[p.name] = self.temp_ready
         self.temp_ready = 0.0
-        self.issue(idx, e)
-        caller, loops, caller_pending, ret_ready = self.frame, self.loops, self.pending, self.ret_ready
-        self.frame, self.loops, self.pending, self.ret_ready = callee, [], pending, 0.0
+        saved = sem.call_enter(self, e, callee, idx, pending)
         try:
             yield from self.exec_block(fn.body, idx)
         finally:
-            returned = self.ret_ready
-            self.frame, self.loops, self.pending, self.ret_ready = caller, loops, caller_pending, ret_ready
+            returned = sem.call_leave(self, saved)
         self.temp_ready = returned if returned > before else before
-        return callee.ret[idx] if fn.return_type else np.zeros(idx.size, np.int32)
-
-    # --- memory helpers ------------------------------------------------------------
-
-    def binding(self, ref: ir.ArrayRef) -> ArrayBinding:
-        return self.frame.arrays[ref.name]
-
-    def element(self, node, b: ArrayBinding, index, idx):
-        """Storage positions of ``index`` (bounds-checked) for lanes ``idx``."""
-        size = b.size
-        pos = index.astype(np.int64)
-        # One unsigned compare finds negative and too-large indices alike (an
-        # index of a signed type is < 0 exactly when its int64 view as uint64
-        # is >= 2**63 > size; unsigned indices convert without changing value
-        # unless they exceed 2**63, which is out of bounds either way).
-        bad = pos.view(np.uint64) >= size if index.dtype.kind == "i" else index >= size
-        if _nnz(bad):
-            lanes = idx[bad]
-            where = "shared array" if b.space == "shared" else "array"
-            raise self.fault(node, f"index {int(index[bad][0])} is out of bounds for {where} "
-                                   f"'{b.name}' of length {size}", lanes,
-                             "check the index against the array's length (e.g. 'if i < n:')")
-        if b.space == "shared":
-            pos = self.group.block_row[idx] * size + pos
-        return pos
-
-    def access(self, kind, node, b: ArrayBinding, idx, index, pos=None) -> MemoryAccess:
-        """The record of one memory instruction; ``pos`` (from :meth:`element`) is the
-        int64 index itself for global arrays, which saves converting it again."""
-        g = self.group
-        word = b.data.dtype.itemsize
-        if pos is None or b.space != "global":
-            pos = index.astype(np.int64)
-        address = pos * word
-        address += b.base
-        # MemoryAccess(...) without the frozen dataclass's per-field object.__setattr__
-        # (a third of the cost of a warp's memory instruction in the timed engine).
-        acc = _new_object(MemoryAccess)
-        acc.__dict__.update(kind=kind, space=b.space, node=node, array=b.name,
-                            warp=g.warp[idx], lane=g.lane[idx], address=address, word_size=word,
-                            ready=0.0)       # a timed engine sets when its data are back
-        return acc
+        return sem.call_result(fn, callee, idx)

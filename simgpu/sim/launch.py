@@ -10,6 +10,7 @@ import numpy as np
 from ..report import LaunchReport
 from .engines import run_lockstep, run_warps
 from .interpreter import ArrayBinding, Counters
+from .checks import LaunchChecker, forget_unset, parse_checks
 from .counters import TrafficCounter
 from .lanes import Geometry
 from .schedule import Schedule
@@ -42,7 +43,8 @@ def interruptible(sched: Schedule):
 
 
 def run(device, fn, grid, block, scalars, arrays, engine, schedule, seed,
-        max_loop_iterations=None) -> LaunchReport:
+        max_loop_iterations=None, check=None) -> LaunchReport:
+    checks = parse_checks(check)
     sched = Schedule(schedule, seed)
     if max_loop_iterations is not None:
         sched.max_loop_iterations = max_loop_iterations
@@ -51,6 +53,12 @@ def run(device, fn, grid, block, scalars, arrays, engine, schedule, seed,
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
     geom = Geometry(grid, block)
+    checker = None
+    if checks is not None:
+        its = device.config.gpu.arch_number >= 70      # independent thread scheduling
+        checker = sched.check = LaunchChecker(checks, geom, arrays, its)
+    if checks is None or not checks.uninit:
+        forget_unset(arrays)
     bindings = {name: ArrayBinding(name, a._data, a.base, "global", a.size)
                 for name, a in arrays.items()}
     counters = Counters()
@@ -65,13 +73,17 @@ def run(device, fn, grid, block, scalars, arrays, engine, schedule, seed,
         else:
             from .timed import run_timed
             run_timed(device.config, fn, geom, scalars, bindings, sched, counters, traffic, report,
-                      granularity="block" if engine == "timed-block" else "warp", l2=device.l2)
+                      granularity="block" if engine == "timed-block" else "warp", l2=device.l2,
+                      tlbs=getattr(device, "tlbs", None))
     report.warp_instructions = counters.warp_instructions
     report.thread_instructions = counters.thread_instructions
     report.branches = counters.branches
     report.divergent_branches = counters.divergent_branches
     report.loads, report.stores, report.atomics = (traffic.totals[k] for k in ("load", "store", "atomic"))
     report.shared_loads, report.shared_stores = traffic.shared["load"], traffic.shared["store"]
+    report.shared_atomics = traffic.shared["atomic"]
     report.by_line = traffic.by_line
     report.samples = traffic.samples
+    if checker is not None:
+        checker.finish(report)          # report.races; raises RaceError for real races
     return report

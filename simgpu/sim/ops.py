@@ -1,7 +1,8 @@
 """The simulator's implementation of the op table: C semantics on numpy lanes.
 
-One entry per op of ``simgpu.ir.ops`` (a test checks the coverage, and the
-CUDA renderer has the matching C table).  Operands arrive already converted
+One row per op of ``simgpu.ir.ops`` in each table below (tests/test_op_tables.py
+checks that every op has its row here, in the CUDA renderer's C tables and a
+spelling in the front end).  Operands arrive already converted
 to the node's type (the front end made every conversion explicit), so each
 function is a plain same-dtype numpy operation; numpy's fixed-width integer
 arrays wrap around exactly as C's unsigned arithmetic and as two's-complement
@@ -11,9 +12,11 @@ zero, shift counts) raise :class:`LaneFault`; the interpreter turns it into a
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-from ..ir.ops import BinaryOp, CompareOp, UnaryOp
+from ..ir.ops import AtomicOp, BinaryOp, CompareOp, LogicalOp, UnaryOp
 
 
 class LaneFault(Exception):
@@ -103,3 +106,43 @@ COMPARE = {
 def convert(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """C's conversion to ``dtype``: modular for integers, truncation for float->int."""
     return values.astype(dtype, copy=False)
+
+
+# ``and``/``or``: the lanes whose right side runs, from the left side's values (as
+# C's && and ||, the right side runs only where it decides the result).
+LOGICAL = {
+    LogicalOp.AND: lambda left: left,
+    LogicalOp.OR: np.logical_not,
+}
+
+
+class AtomicRule(NamedTuple):
+    """How simgpu.sim.atomics.atomic_update applies an atomic op in the lanes' order.
+
+    ``scan``: each lane's old value is a segmented scan of ``ufunc`` over the lanes
+    of one address (``negate``: of the negated operands); float addition is not
+    associative, so it is summed lane by lane instead.  ``exchange``: each lane
+    gets the previous lane's value.  ``compare_and_swap``: one collision rank at a
+    time."""
+    kind: str
+    ufunc: object = None
+    negate: bool = False
+
+
+ATOMIC = {
+    AtomicOp.ADD: AtomicRule("scan", np.add),
+    AtomicOp.SUB: AtomicRule("scan", np.add, negate=True),   # wrap-around: a - b == a + (-b)
+    AtomicOp.MIN: AtomicRule("scan", np.minimum),
+    AtomicOp.MAX: AtomicRule("scan", np.maximum),
+    AtomicOp.EXCH: AtomicRule("exchange"),
+    AtomicOp.CAS: AtomicRule("compare_and_swap"),
+    AtomicOp.AND: AtomicRule("scan", np.bitwise_and),
+    AtomicOp.OR: AtomicRule("scan", np.bitwise_or),
+    AtomicOp.XOR: AtomicRule("scan", np.bitwise_xor),
+}
+
+
+def covered_ops() -> dict:
+    """Op enum -> the members the tables above implement (a test compares with the enums)."""
+    return {BinaryOp: set(BINARY), UnaryOp: set(UNARY), CompareOp: set(COMPARE),
+            LogicalOp: set(LOGICAL), AtomicOp: set(ATOMIC)}

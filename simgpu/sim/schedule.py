@@ -33,6 +33,7 @@ class Schedule:
         self.rng = np.random.default_rng(seed)
         self.max_loop_iterations = max_loop_iterations
         self.interrupted = False      # Ctrl-C: every loop of the launch stops at its next turn
+        self.check = None        # the launch's LaunchChecker (simgpu.sim.checks), if any
 
     @property
     def is_random(self) -> bool:

@@ -45,17 +45,14 @@ class Stall:
         return f"Stall(until={self.until})"
 
 
-_TOUCHED: dict = {}     # id(node) -> (node, frozenset of variable names it reads or writes)
-
+# The three functions below walk the IR; the compiled kernel (simgpu.sim.fast_paths.
+# CompiledKernel) keeps their answers per node.
 
 def touched(node) -> frozenset:
     """The variables a statement (or an expression) reads, and those that the
     statements nested in it assign, without looking into called functions (they have
     their own frame).  A statement that touches a pending variable waits for it first;
     an assignment's own target is not in its set: it only makes the old value dead."""
-    hit = _TOUCHED.get(id(node))
-    if hit is not None and hit[0] is node:
-        return hit[1]
     names = set()
     for n in ir.walk(node):
         t = type(n)
@@ -65,28 +62,20 @@ def touched(node) -> frozenset:
             names.add(n.name)
         elif t is ir.For:
             names.add(n.var)
-    out = frozenset(names)
-    _TOUCHED[id(node)] = (node, out)
-    return out
+    return frozenset(names)
 
 
 _BARE = (ir.Load, ir.Atomic, ir.Call)
-_KEEPS: dict = {}       # id(Assign) -> (node, True if a pending value leaves its variable pending)
 
 
 def keeps_pending(s: ir.Assign) -> bool:
     """True if ``s`` assigns the result of a load, atomic or call (or a cast of one) as
     the whole value: the variable is then pending, as the load's destination register
     is.  Any other pending value is computed by an instruction that must wait."""
-    hit = _KEEPS.get(id(s))
-    if hit is not None and hit[0] is s:
-        return hit[1]
     v = s.value
     if type(v) is ir.Cast:
         v = v.operand
-    keep = isinstance(v, _BARE)
-    _KEEPS[id(s)] = (s, keep)
-    return keep
+    return isinstance(v, _BARE)
 
 
 class Fence:
@@ -97,18 +86,10 @@ class Fence:
 
 FENCE = Fence()
 
-_LOOP_TEST: dict = {}   # id(loop) -> (node, names its test reads)
-
 
 def loop_test_reads(s) -> frozenset:
     """What a loop reads at each turn: a ``while``'s condition; a ``for``'s variable,
     stop and step."""
-    hit = _LOOP_TEST.get(id(s))
-    if hit is not None and hit[0] is s:
-        return hit[1]
     if type(s) is ir.While:
-        names = touched(s.cond)
-    else:
-        names = touched((s.stop, s.step)) | {s.var}
-    _LOOP_TEST[id(s)] = (s, names)
-    return names
+        return touched(s.cond)
+    return touched((s.stop, s.step)) | {s.var}

@@ -6,12 +6,16 @@ resumed at its simulated time, so interleavings follow the timing model:
 * **block scheduler** — blocks go to SMs round-robin, as many per SM as the
   occupancy limits allow (threads, warps, blocks, shared memory, registers);
   a finished block frees its slot for the next one in the grid;
-* **SM** — one issue pipeline: a warp's run of k warp instructions takes
-  ``k * warp_issue_cycles`` of it, and the warp cannot issue again before the
-  ALU latency of those instructions has passed (other warps fill the gap);
+* **SM** — ``schedulers_per_sm`` warp schedulers (:mod:`simgpu.sim.sm`): a warp's
+  run of k warp instructions takes k issue slots of its scheduler, and the warp
+  cannot issue again before the ALU latency of those instructions has passed
+  (other warps fill the gap); a warp stalled on pending data takes no slot;
 * **memory** — a load or atomic goes through the coalescer to the
-  partitions (``simgpu.mem.memory_system``) and the warp sleeps until the last of its
-  transactions is back; a store does not wait.  On GPUs with caches the
+  partitions (``simgpu.mem.memory_system``); the warp goes on and stalls at the
+  first use of its data (the scoreboard); a store does not wait.  An SM has at
+  most ``max_outstanding_misses_per_sm`` transactions of loads and atomics in
+  flight: an instruction whose transactions find too few free entries waits for
+  them in simulated time.  On GPUs with caches the
   SM's L1 and the L2 serve hits before the partitions; where the L2 is two
   halves, a load's data from the far half cross the link between them when
   they get there (one more event: the link serves in arrival order).  Shared
@@ -38,6 +42,7 @@ from .engines import BarrierPool, shared_bindings
 from .interpreter import Barrier, Counters, Executor
 from .lanes import Geometry, LaneGroup
 from .scoreboard import Fence, Stall
+from .sm import SM, atomic_lanes
 
 
 def blocks_per_sm(config, geom: Geometry, fn) -> tuple[int, str]:
@@ -84,6 +89,8 @@ class Environment(simpy.Environment):
         orders equal times by scheduling order).  The clock takes exactly the value
         the timeout would give it.  Otherwise remember the delay and return False."""
         delay = t - self._now
+        if -1e-6 < delay < 0:        # a cycle computed as a + (b - a): rounding, not the past
+            delay = 0.0
         at = self._now + delay
         if not SKIP_QUEUE or self._queue and self._queue[0][0] <= at:
             self.pending_delay = delay
@@ -147,12 +154,17 @@ class SharedBanks:
         for lo, hi in zip(cuts, cuts[1:]):
             address, lane = acc.address[lo:hi], acc.lane[lo:hi]
             base = int(address[0]) & ~127    # bank and word identity repeat every 128 B
-            key = (acc.word_size, (address - base).tobytes(), lane.tobytes())
+            atomic = acc.kind == "atomic"
+            key = (acc.word_size, atomic, (address - base).tobytes(), lane.tobytes())
             hit = self.cache.get(key)
             if hit is None:
                 if len(self.cache) > 50_000:
                     self.cache.clear()
                 passes, ideal = bank_passes(address, acc.word_size, self.arch, lane)
+                if atomic:
+                    # an atomic's lanes on one word are serialized (each its own
+                    # read-modify-write), not broadcast as a load's are
+                    passes = max(passes, self.atomic_passes(address.tolist(), lane.tolist()))
                 hit = self.cache[key] = (passes - ideal, -(-passes // ideal))
             total += hit[0]
             if hit[1] > self.degree:
@@ -161,41 +173,43 @@ class SharedBanks:
         self.conflicts += total
         return total
 
+    def atomic_passes(self, addresses: list, lanes: list) -> int:
+        """Passes of a shared atomic: per request (a half-warp on 1.x, the warp later),
+        each bank serves one lane's operation per pass, whatever its word."""
+        banks, per_request, _ = bank_layout(self.arch)
+        passes = 0
+        for first in range(0, 32, per_request):
+            per_bank: dict = {}
+            for a, lane in zip(addresses, lanes):
+                if first <= lane < first + per_request:
+                    b = (a // 4) % banks
+                    per_bank[b] = per_bank.get(b, 0) + 1
+            if per_bank:
+                passes += max(per_bank.values())
+        return passes
+
     def summary(self) -> dict:
         if not self.accesses:
             return {}
         return {"shared_bank_conflicts": self.conflicts, "shared_conflict_degree_max": self.degree}
 
 
-class SM:
-    def __init__(self, index: int, config):
-        self.index = index
-        self.issue_cycles = config.issue.warp_issue_cycles
-        self.alu_latency = config.issue.alu_latency_cycles
-        self.issue_free = 0.0
-        self.busy = 0.0
-        self.memory_free = 0.0       # the memory pipeline takes no instruction before
-
-    def issue(self, now: float, k: int, warps: int = 1) -> tuple[float, float]:
-        """Reserve the issue pipeline for k warp instructions of ``warps`` warps
-        running together: (issued at, ready again at)."""
-        if k == 0:
-            return now, now
-        start = max(now, self.issue_free)
-        self.issue_free = start + k * self.issue_cycles
-        self.busy += k * self.issue_cycles
-        return self.issue_free, max(self.issue_free, now + k / warps * self.alu_latency)
-
-
 GRANULARITIES = ("warp", "block")
+
+#: A request the memory pipeline accepts later than this many cycles ahead of the
+#: simulation (a full queue held it back) is booked when the simulation gets there:
+#: booked now, it would reserve the partitions ahead of other SMs' earlier requests.
+#: Within it, it is booked at once, as the issue pipeline's own few cycles ahead are
+#: (each wait is a simulation event, which costs CPU time).
+HELD_SLACK = 64.0
 
 
 def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: Counters,
-              traffic, report, granularity: str = "warp", l2=None):
+              traffic, report, granularity: str = "warp", l2=None, tlbs=None):
     if granularity not in GRANULARITIES:
         raise ValueError(f"timed granularity must be one of {GRANULARITIES}, not {granularity!r}")
     env = Environment()
-    memory = MemorySystem(config, l2)
+    memory = MemorySystem(config, l2, tlbs)
     sms = [SM(i, config) for i in range(config.gpu.sm_count)]
     resident, limit = blocks_per_sm(config, geom, fn)
     shared_latency = config.issue.shared_memory_latency_cycles
@@ -206,10 +220,11 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
     banks = SharedBanks(config.gpu.arch)
     warp_groups = WarpGroups(geom)
 
-    def serve(event, issued, sm: SM):
+    def serve(event, issued, sm: SM, resume=None):
         """Book ``event`` (memory traffic is per warp): (when the memory pipeline has
         accepted it, so that the warp may go on; when its data or, for a store, its
-        acknowledgement is back)."""
+        acknowledgement is back; None, or where to resume once the SM's miss entries
+        free; when the next one frees).  ``resume``: that state, after the wait."""
         if event.space == "shared":
             traffic.add(event)
             replays = banks.replays(event)
@@ -221,27 +236,60 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 sm.issue_free = issued + extra
                 sm.busy += extra
                 issued += extra
-            return issued, issued + shared_latency
+            return issued, issued + shared_latency, None, None
         kind = event.kind
         l1 = not (kind == "load" and event.node.fresh)     # fresh loads read at the L2
-        back = at = issued
-        for addresses, sizes in traffic.add_timed(event):
-            done = memory.access(kind, addresses, sizes, at, sm.index, l1=l1)
+        if resume is None:
+            back = at = issued
+            per_warp = traffic.add_timed(event)
+            # atomics: each warp's lanes per word, for the atomic unit (which serializes
+            # the lanes on one address that the coalescer merged into one transaction)
+            lanes = atomic_lanes(event, len(per_warp)) if kind == "atomic" else None
+            i = first = 0
+        else:
+            per_warp, lanes, i, first, back = resume
+            at = issued
+        # the SM's miss entries (MSHRs) bound its loads' and atomics' transactions in flight
+        mshr = memory.mshr if kind != "store" else None
+        while i < len(per_warp):
+            addresses, sizes = per_warp[i]
+            end = len(addresses)
+            if mshr is not None and end:
+                # a warp instruction's transactions go on together once entries are free
+                # for all of them (for at most the limit at a time, where it has more)
+                need = end - first if end - first < mshr.limit else mshr.limit
+                if mshr.free_at(sm.index, at) < need:    # the warp (and the SM's LSU) waits
+                    when = mshr.when_free(sm.index, need)
+                    mshr.waits += need
+                    mshr.wait_cycles += (when - at) * need
+                    return at, back, (per_warp, lanes, i, first, back), when
+                end = first + need
+            done = memory.access(kind, addresses[first:end] if first or end < len(addresses)
+                                 else addresses, sizes[first:end], at, sm.index, l1=l1,
+                                 lanes=lanes[i] if lanes else None)
             if done > back:
                 back = done
             # Back-pressure: the next warp instruction of the group goes to the memory
             # pipeline once it has accepted this one (full queues accept later).
             accepted = getattr(memory, "accepted", at)
+            if end < len(addresses):
+                first = end
+            else:
+                i, first = i + 1, 0
             if accepted > at:
                 at = accepted
-        return at, back
+                if i < len(per_warp) and accepted > env.now + HELD_SLACK:
+                    # the rest once the simulation is there: booked now, the partitions
+                    # would be reserved ahead of other SMs' earlier requests
+                    return at, back, (per_warp, lanes, i, first, back), accepted
+        return at, back, None, None
 
     # A warp's first global load costs it warp_first_load_ns more than its later ones,
-    # in every wave of blocks (benchmarks/first_access.py), before the memory system
+    # in every wave of blocks (calibration/first_access.py), before the memory system
     # sees it: a cold kernel's first data come back later than an at-once issue allows
-    # (benchmarks/dram_ramp.py), and a wait added after the data would not delay a
+    # (calibration/dram_ramp.py), and a wait added after the data would not delay a
     # bandwidth-bound kernel, as the GPU's first loads do.
-    first_load = (config.issue.warp_first_load_ns or 0.0) * config.gpu.core_clock_mhz / 1e3
+    first_load = config.issue.warp_first_load_ns * config.gpu.core_clock_mhz / 1e3
 
     def book_crossings(crossings, first, cell):
         """Far loads' data cross between the L2's halves in the order they reach the
@@ -280,7 +328,7 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
             except StopIteration:
                 event = None
             k, done = wc.warp_instructions - done, wc.warp_instructions
-            issued, ready = sm.issue(env.now, k, warps)
+            issued, ready = sm.issue(env.now, k, warps, w)
             cls = event.__class__
             if cls is Stall:                     # the next instruction needs pending data
                 until = event.until
@@ -293,6 +341,8 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                     while any(c[0] <= ready and c[1] is None for c in late):
                         yield env.timeout(0)
                     ready = crossed(late, ready)
+                    if ready < env.now:          # (the clock may be an ulp past it)
+                        ready = env.now
                 if not env.skip_to(ready):
                     yield env.timeout(env.pending_delay)
                 continue
@@ -311,12 +361,20 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 issued = sm.memory_free
                 if issued > ready:
                     ready = issued
+                if issued > env.now + HELD_SLACK:   # (and is booked when the simulation
+                    yield env.timeout(issued - env.now)   # is there, as other SMs' are)
             if not loaded and event.kind == "load" and event.space == "global":
                 loaded = True
                 issued += first_load
                 if issued > ready:
                     ready = issued
-            accepted, back = serve(event, issued, sm)
+            accepted, back, resume, when = serve(event, issued, sm)
+            while resume is not None:            # the SM's miss entries are all taken:
+                # wait in simulated time (booking it now for later would reserve the
+                # partitions ahead of other SMs' earlier requests); the SM's other warps
+                # find the entries taken too
+                yield env.timeout(when - env.now)
+                accepted, back, resume, when = serve(event, env.now, sm, resume)
             if accepted > issued:
                 sm.memory_free = accepted
                 if accepted > ready:
@@ -380,7 +438,7 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
     # The GPU hands blocks out one at a time, block_dispatch_ns each (an empty kernel's
     # time grows by that per block): a block starts once it is handed out, while the
     # ones before it already run, so dispatch overlaps with the kernel's work.
-    dispatch_cycles = (config.issue.block_dispatch_ns or 0.0) * config.gpu.core_clock_mhz / 1e3
+    dispatch_cycles = config.issue.block_dispatch_ns * config.gpu.core_clock_mhz / 1e3
     dispatcher = [0.0]                          # when it has handed out the blocks so far
 
     def sm_slot(sm):
@@ -409,7 +467,7 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
     # of launches it overlaps the host's launch interval, so time_ms adds the larger
     # of the two to the kernel's body.
     issue = config.issue
-    fixed_us = issue.kernel_fixed_us or 0.0
+    fixed_us = issue.kernel_fixed_us
     body_ms = cycles / (config.gpu.core_clock_mhz * 1e3)
     report.cycles = int(round(cycles + fixed_us * config.gpu.core_clock_mhz))
     report.time_ms = body_ms + max(issue.kernel_launch_overhead_us, fixed_us) / 1e3

@@ -44,13 +44,15 @@ def _or_per_warp(bits, starts):
 def live_bits(g, idx, starts):
     """Per warp of ``idx``: the bits of its lanes that exist and have not exited."""
     first = idx[starts] - g.lane[idx[starts]]          # group position of each warp's lane 0
-    out = np.zeros(len(starts), dtype=np.uint64)
-    for k in range(WARP_SIZE):
-        pos = first + k
-        ok = pos < g.n
-        ok[ok] &= (g.warp[pos[ok]] == g.warp[first[ok]]) & ~g.exited[pos[ok]]
-        out[ok] |= np.uint64(1 << k)
-    return out
+    # all 32 lanes of every warp at once (a warps x 32 table): a lane exists where its
+    # position is in the group and in the same warp as lane 0, and is live unless exited
+    pos = first[:, None] + np.arange(WARP_SIZE)
+    ok = pos < g.n
+    pos = np.where(ok, pos, 0)
+    ok &= (g.warp[pos] == g.warp[first][:, None]) & ~g.exited[pos]
+    # the lanes' bits are distinct, so their sum is their OR
+    return (ok.astype(np.uint64) << np.arange(WARP_SIZE, dtype=np.uint64)).sum(
+        axis=1, dtype=np.uint64)
 
 
 def active_bits(g, idx):

@@ -23,7 +23,9 @@ import time
 import numpy as np
 
 from .list_ranking import jsonable, make_device
-from .report import Claim, Figure, Panel, Section, Series, Table, pow2, size_range
+from .paper_document import (Claim, Figure, Panel, Section, Series, Table, pow2, size_range,
+                     unstable_margin)
+from . import costs
 from .runner import Point
 
 KERNELS = ("sv0_init", "sv1a_shortcut", "sv1b_mark", "sv2_hook", "sv3_hook_stagnant",
@@ -64,23 +66,45 @@ def lane_accesses(kernel, report) -> tuple:
     return report.loads.lanes, report.stores.lanes
 
 
+_GRAPH: dict = {}          # the last graph of this process and its reference labels
+
+
+def graph_and_labels(graph: str, m: int, arg, seed: int, components: int):
+    """(n, edges, labels of the host reference), kept for the next point of the same
+    graph (Fig. 5 runs one graph with many block counts; at m = 8M building it and
+    labelling it on the host costs seconds)."""
+    from algorithms.connected_components.sequential import label_sequential
+    key = (graph, int(m), arg, int(seed), int(components))
+    if key not in _GRAPH:
+        _GRAPH.clear()
+        n, edges = build_graph(graph, m, arg, seed, components)
+        _GRAPH[key] = (n, edges, label_sequential(n, edges))
+    return _GRAPH[key]
+
+
 def compute_sim(params: dict, device: str) -> dict:
+    import simgpu
     from algorithms import connected_components as cc
     from algorithms.connected_components import kernels as K
-    from algorithms.connected_components.sequential import label_sequential
     from algorithms.connected_components.shiloach_vishkin import round_bound
-    n, edges = build_graph(params["graph"], params["m"], params["arg"], params["seed"],
-                           params["components"])
+    from .measure import Footprint, refusal
+    n, edges, reference = graph_and_labels(params["graph"], params["m"], params["arg"],
+                                           params["seed"], params["components"])
     engine = params["engine"]
     dev = make_device(device, engine if engine != "cuda" else "timed-block")
+    fp = Footprint(dev)
     threads = params["blocks"] * 256 if params["blocks"] else None
     real = not dev.is_simulated
     runs = params.get("repeats", 1) + (1 if real else 0)
     totals, r = [], None
-    for k in range(runs):
-        r = cc.label(n, edges, method="shiloach-vishkin", device=dev, threads=threads)
-        if not real or k > 0:
-            totals.append(sum(rep.time_ms or 0.0 for rep in _sv(r.launches)))
+    try:
+        for k in range(runs):
+            r = None                                     # frees the last run's arrays first
+            r = cc.label(n, edges, method="shiloach-vishkin", device=dev, threads=threads)
+            if not real or k > 0:
+                totals.append(sum(rep.time_ms or 0.0 for rep in _sv(r.launches)))
+    except simgpu.DeviceMemoryError as exc:              # does not fit: refused, not simulated
+        return {**refusal(exc, fp), "n": n, "m": len(edges)}
     per = {}
     for rep in _sv(r.launches):
         k = per.setdefault(rep.kernel, {"time_ms": 0.0, "launches": 0, "reads": [], "writes": [],
@@ -92,12 +116,12 @@ def compute_sim(params: dict, device: str) -> dict:
             k["reads"].append(reads)
             k["writes"].append(writes)
             k["transactions"] += sum(c.transactions for c in (rep.loads, rep.stores, rep.atomics))
-    correct = bool(np.array_equal(r.labels, label_sequential(n, edges)))
+    correct = bool(np.array_equal(r.labels, reference))
     timed = all(rep.time_ms is not None for rep in _sv(r.launches))
     return jsonable({"n": n, "m": len(edges), "m_directed": r.directed_edges, "p": r.threads,
                      "rounds": r.rounds, "round_bound": round_bound(n),
                      "time_ms": float(np.median(totals)) if timed else None, "kernels": per,
-                     "correct": correct, "timed": timed})
+                     "correct": correct, "timed": timed, **fp.summary()})
 
 
 def _sv(launches):
@@ -108,16 +132,11 @@ def _sv(launches):
 
 def compute_wall(params: dict, device: str) -> dict:
     from algorithms import connected_components as cc
+    from .measure import cpu_times
     n, edges = build_graph(params["graph"], params["m"], params["arg"], params["seed"],
                            params["components"])
-    cc.label(n, edges, method="sequential")                      # warm-up
-    times = []
-    for _ in range(params["repeats"]):
-        t0 = time.perf_counter()
-        cc.label(n, edges, method="sequential")
-        times.append((time.perf_counter() - t0) * 1e3)
-    return {"median_ms": float(np.median(times)), "min_ms": float(min(times)), "times_ms": times,
-            "n": n, "m": len(edges)}
+    out = cpu_times(lambda: cc.label(n, edges, method="sequential"), params["repeats"], "cpu")
+    return {**out, "n": n, "m": len(edges)}
 
 
 # --- the plan -----------------------------------------------------------------------
@@ -128,17 +147,15 @@ def sim_point(ctx, graph, arg, m, blocks=None, engine=None) -> Point:
                   components=COMPONENTS)
     if ctx.real_gpu and engine == "cuda":
         params["repeats"] = ctx.sizes["gpu_repeats"]
-    scale = ctx.info.get("cost_scale", 1.0)
-    # seconds per edge on a 2.5 GHz Xeon core, measured (simgpu paper --quick, 2026-11-23)
-    per_edge = 1e-5 if engine == "lockstep" else 1.5e-4
-    cost = 0.05 + scale * per_edge * m + (0.015 * blocks if blocks else 0)
+    cost = costs.cc_cost(graph, m, engine, ctx.real_gpu, ctx.sizes["gpu_repeats"], blocks)
     device = ctx.count_device if engine == "lockstep" else ctx.device
-    return Point.make("cc_sim", device, cost=cost, **params)
+    return Point.make("cc_sim", device, cost=cost, memory=costs.point_memory(m), **params)
 
 
 def wall_point(ctx, graph, arg, m) -> Point:
     reps = ctx.sizes["cpu_repeats"]
-    return Point.make("cc_wall", ctx.host, kind="wall", cost=0.05 + 2e-6 * m * (reps + 2),
+    return Point.make("cc_wall", ctx.host, kind="wall", cost=costs.cc_wall_cost(m, reps),
+                      memory=costs.point_memory(m),
                       graph=graph, arg=arg, m=int(m), seed=GRAPH_SEED, repeats=reps,
                       components=COMPONENTS)
 
@@ -164,14 +181,14 @@ def fig5_families(ctx) -> dict:
 def plan(ctx) -> list:
     if available() is not None:
         return []
-    pts = []
+    # Fig. 6 first: on a real GPU (points in plan order) a run stopped early has it
+    pts = [sim_point(ctx, graph, arg, ctx.sizes["fig6_m"]) for _, graph, arg in fig6_graphs(ctx)]
     for graph, arg in FAMILIES.values():
         for m in ctx.sizes["cc_m"]:
             pts += [sim_point(ctx, graph, arg, m), wall_point(ctx, graph, arg, m)]
         pts.append(sim_point(ctx, graph, arg, ctx.sizes["t4_m"], engine="lockstep"))
     for graph, arg in fig5_families(ctx).values():
         pts += [sim_point(ctx, graph, arg, ctx.sizes["fig5_m"], blocks=b) for b in fig5_blocks(ctx)]
-    pts += [sim_point(ctx, graph, arg, ctx.sizes["fig6_m"]) for _, graph, arg in fig6_graphs(ctx)]
     return pts
 
 
@@ -192,10 +209,14 @@ def _unavailable(why: str) -> list:
 
 
 def analyze(ctx, res) -> list:
+    from .footprint import cc_footprints
     why = available()
     if why is not None:
         return _unavailable(why)
-    secs = [_fig4(ctx, res), _fig5(ctx, res), _fig6(ctx, res), _table4(ctx, res)]
+    mine = {p: r for p, r in res.items() if p.experiment in ("cc_sim", "cc_wall")}
+    res = {p: r for p, r in mine.items() if not r.get("refused")}
+    secs = [_fig4(ctx, res), _fig5(ctx, res), _fig6(ctx, res), _table4(ctx, res),
+            cc_footprints(ctx, mine)]
     wrong = sorted({f"{p.p['graph']} {p.p['arg']} m={p.p['m']} blocks={p.p['blocks']}"
                     for p, r in res.items() if p.experiment == "cc_sim" and not r["correct"]})
     if wrong:
@@ -229,36 +250,39 @@ def _fig4(ctx, res) -> Section:
             if c is not None:
                 cpu.setdefault(name, {})[m] = c
             rows.append([name, pow2(m), (g or c or {}).get("n"), (g or c or {}).get("m"),
-                         g and g["rounds"], g and g["time_ms"], c and c["min_ms"],
-                         c["min_ms"] / g["time_ms"] if g and c and g["time_ms"] else None])
+                         g and g["rounds"], g and g["time_ms"], c and c["ms"], c and c["spread"],
+                         c["ms"] / g["time_ms"] if g and c and g["time_ms"] else None])
     series = []
     for name in FAMILIES:
         d = gpu.get(name, {})
         series.append(Series(f"GPU {name}", [d[m]["m"] for m in d], [d[m]["time_ms"] for m in d]))
     for name in FAMILIES:
         d = cpu.get(name, {})
-        series.append(Series(f"CPU {name}", [d[m]["m"] for m in d], [d[m]["min_ms"] for m in d],
+        series.append(Series(f"CPU {name}", [d[m]["m"] for m in d], [d[m]["ms"] for m in d],
                              style="--s"))
     sec.figures.append(Figure("fig4_cc_time", "Fig. 4: CC time vs edges, CPU sequential vs GPU SV",
                               [Panel("time vs m", "edges m (input, undirected)", "time (ms)", series,
                                      True, True)], size_range(ms, "m (target)")))
     sec.tables.append(Table("fig4_cc_numbers", "Fig. 4 (numbers): CC times per family",
                             ["family", "m target", "n", "m", "SV rounds", "GPU ms",
-                             "CPU sequential ms (this machine)", "speedup"], rows,
+                             "CPU sequential ms (this machine, process CPU time)", "CPU spread", "speedup"], rows,
                             size_range(ms, "m (target)")))
     top = max(ms)
     paper = "the GPU is considerably faster than the sequential CPU for every graph family"
     crit = ("at the largest m, CPU sequential time / GPU time >= 2 for every family "
             "(partly held: for some families)")
-    sp = {n: cpu[n][top]["min_ms"] / gpu[n][top]["time_ms"] for n in FAMILIES
+    sp = {n: cpu[n][top]["ms"] / gpu[n][top]["time_ms"] for n in FAMILIES
           if top in gpu.get(n, {}) and top in cpu.get(n, {}) and gpu[n][top]["time_ms"]}
+    shaky = "; ".join(f"{n}: {u}" for n in sp
+                      if (u := unstable_margin(sp[n], cpu[n][top]["spread"], (2,))))
     if not sp:
         sec.claims.append(_na("fig4-gpu-vs-cpu", "Fig. 4", paper, crit))
     else:
         ok = [n for n, s in sp.items() if s >= 2]
         verdict = "held" if len(ok) == len(FAMILIES) else "partly held" if ok else "not held"
         sec.claims.append(Claim("fig4-gpu-vs-cpu", "Fig. 4", paper, crit, verdict,
-                                f"m = {pow2(top)}: " + ", ".join(f"{n} {s:.2f}x" for n, s in sp.items())))
+                                f"m = {pow2(top)}: " + ", ".join(f"{n} {s:.2f}x" for n, s in sp.items()),
+                                shaky))
     paper = "random graphs are fastest on the GPU, then lists, then trees"
     crit = ("GPU times at the largest m: both random-graph times < lists time < trees time "
             "(partly held: random fastest but lists not faster than trees, or the reverse)")
@@ -466,7 +490,3 @@ def _table4(ctx, res) -> Section:
                             f"{runs} graphs x 7 kernels; over the paper's number: "
                             f"{'; '.join(bad_writes) or 'none'}"))
     return sec
-
-
-# the code whose source goes into the cache version (runner.code_version)
-COMPUTE_CODE = (build_graph, lane_accesses, compute_sim, compute_wall)

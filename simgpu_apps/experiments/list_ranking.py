@@ -12,12 +12,13 @@ Points (runner.Point):
 """
 from __future__ import annotations
 
-import math
-import time
+import sys
 
 import numpy as np
 
-from .report import Claim, Figure, Panel, Section, Series, Table, fmt, pow2, size_range
+from .paper_document import (Claim, Figure, Panel, Section, Series, Table, fmt, pow2, size_range,
+                     unstable_margin)
+from . import costs
 from .runner import Point
 
 RS_STEPS = ("RS1", "RS2", "RS3", "RS4", "RS5")
@@ -70,12 +71,42 @@ def step_summary(launches) -> dict:
     return out
 
 
+_INPUT: dict = {}          # the last input list of this process: (n, seed) -> succ
+
+
+def input_list(n: int, seed: int):
+    """generators.random_list(n, seed), kept for the next point of the same n (the
+    plan runs the variants of one n one after the other; at 64M nodes generating
+    the list costs seconds)."""
+    from algorithms import generators
+    key = (int(n), int(seed))
+    if key not in _INPUT:
+        _INPUT.clear()
+        _INPUT[key] = generators.random_list(n, seed)
+    return _INPUT[key]
+
+
+def ranks_are_right(succ, ranks) -> bool:
+    """True when ``ranks`` is the ranking of the list(s) ``succ``: every tail
+    (succ[i] == i) has rank 0 and every other node one more than its successor.
+    Since every node reaches a tail, these equations have one solution, so the
+    check is complete, and O(n) (no reference ranking needed at 64M nodes)."""
+    succ = np.asarray(succ)
+    ranks = np.asarray(ranks, dtype=np.int64)
+    if ranks.shape != succ.shape:
+        return False
+    tail = succ == np.arange(len(succ))
+    return bool(np.all(ranks[tail] == 0) and np.all(ranks[~tail] == ranks[succ[~tail]] + 1))
+
+
 def compute_sim(params: dict, device: str) -> dict:
-    from algorithms import generators, list_ranking
-    from algorithms.list_ranking.sequential import rank_pointer_jumping
+    import simgpu
+    from algorithms import list_ranking
+    from .measure import Footprint, memory_counts, refusal
     n = params["n"]
-    succ = generators.random_list(n, params["input_seed"])
+    succ = input_list(n, params["input_seed"])
     dev = make_device(device)
+    fp = Footprint(dev)
     kw = {}
     if params["method"] == "random-splitter":
         kw = dict(packing=params["packing"], splitters=params["splitters"],
@@ -83,28 +114,41 @@ def compute_sim(params: dict, device: str) -> dict:
     real = not dev.is_simulated                         # cuda: warm up, then median of repeats
     runs = params.get("repeats", 1) + (1 if real else 0)
     totals, r = [], None
-    for k in range(runs):
-        r = list_ranking.rank(succ, method=params["method"], device=dev, validate=False, **kw)
-        if not real or k > 0:
-            totals.append(sum(rep.time_ms or 0.0 for rep in r.launches))
-    correct = bool(np.array_equal(r.ranks, rank_pointer_jumping(succ)))
+    try:
+        for k in range(runs):
+            r = None                                     # frees the last run's arrays first
+            r = list_ranking.rank(succ, method=params["method"], device=dev, validate=False, **kw)
+            if not real or k > 0:
+                totals.append(sum(rep.time_ms or 0.0 for rep in r.launches))
+    except simgpu.DeviceMemoryError as exc:              # does not fit: refused, not simulated
+        return refusal(exc, fp)
+    correct = ranks_are_right(succ, r.ranks)
     stats = {k: v for k, v in r.stats.items() if k != "splitter_nodes"}
+    groups: dict = {}
+    for rep in r.launches:
+        groups.setdefault(_step_of(rep), []).append(rep)
+    memory = {step: memory_counts(reps) for step, reps in groups.items()}
     return {"time_ms": float(np.median(totals)), "times_ms": totals, "steps": step_summary(r.launches),
             "stats": jsonable(stats), "correct": correct, "launches": len(r.launches),
-            "timed": all(rep.time_ms is not None for rep in r.launches)}
+            "timed": all(rep.time_ms is not None for rep in r.launches),
+            "memory": memory, **fp.summary()}
+
+
+def _step_of(rep):
+    step = rep.extra.get("step", rep.kernel)
+    return "rounds" if isinstance(step, str) and step.startswith("round") else step
+
+
+WALL_MEASURE = {"sequential": "cpu", "cpu-random-splitter": "wall"}   # the latter forks workers
 
 
 def compute_wall(params: dict, device: str) -> dict:
-    from algorithms import generators, list_ranking
-    succ = generators.random_list(params["n"], params["input_seed"])
+    from algorithms import list_ranking
+    from .measure import cpu_times
+    succ = input_list(params["n"], params["input_seed"])
     kw = {"seed": params["seed"]} if params["method"] == "cpu-random-splitter" else {}
-    list_ranking.rank(succ, method=params["method"], validate=False, **kw)     # warm-up
-    times = []
-    for _ in range(params["repeats"]):
-        t0 = time.perf_counter()
-        list_ranking.rank(succ, method=params["method"], validate=False, **kw)
-        times.append((time.perf_counter() - t0) * 1e3)
-    return {"median_ms": float(np.median(times)), "min_ms": float(min(times)), "times_ms": times}
+    return cpu_times(lambda: list_ranking.rank(succ, method=params["method"], validate=False, **kw),
+                     params["repeats"], WALL_MEASURE[params["method"]])
 
 
 # --- the plan -----------------------------------------------------------------------
@@ -121,27 +165,23 @@ LABELS = {"wylie": "GPU Wylie (pointer jumping)", "rs64": "GPU random splitter, 
           "cpu-random-splitter": "CPU random splitter, numpy (this machine)"}
 
 
-def _sim_cost(variant: str, n: int, ctx) -> float:
-    scale = ctx.info.get("cost_scale", 1.0)
-    # seconds on a 2.5 GHz Xeon core, measured (simgpu paper --quick, 2026-11-23)
-    if variant == "wylie":
-        return 0.05 + scale * 4e-5 * n * max(math.log2(max(n, 2)), 1) / 16
-    return 0.05 + scale * 1.2e-5 * n
-
-
 def sim_point(ctx, variant: str, n: int, threads=None) -> Point:
     params = dict(GPU_VARIANTS[variant], n=int(n), input_seed=INPUT_SEED)
     if params["method"] == "random-splitter":
         params.update(threads=threads, seed=SPLITTER_SEED)
     if ctx.real_gpu:
         params["repeats"] = ctx.sizes["gpu_repeats"]
-    return Point.make("lr_sim", ctx.device, cost=_sim_cost(variant, n, ctx), **params)
+    cost = costs.lr_cost(variant, n, ctx.real_gpu, ctx.sizes["gpu_repeats"],
+                         first=variant == "rs64" and threads is None)
+    if not costs.lr_fits(variant, n, ctx.info.get("capacity")):
+        cost = costs.FIXED                     # the device refuses it at once
+    return Point.make("lr_sim", ctx.device, cost=cost, memory=costs.point_memory(n), **params)
 
 
 def wall_point(ctx, method: str, n: int) -> Point:
     reps = ctx.sizes["cpu_repeats"]
-    return Point.make("lr_wall", ctx.host, kind="wall", cost=0.05 + 1.2e-6 * n * (reps + 2),
-                      method=method, n=int(n), input_seed=INPUT_SEED, repeats=reps,
+    return Point.make("lr_wall", ctx.host, kind="wall", cost=costs.lr_wall_cost(method, n, reps),
+                      memory=costs.point_memory(n), method=method, n=int(n), input_seed=INPUT_SEED, repeats=reps,
                       seed=SPLITTER_SEED)
 
 
@@ -150,9 +190,23 @@ def p_values(ctx) -> list:
     return sorted({max(32, min(16384, int(cores * f))) for f in ctx.sizes["p_factors"]})
 
 
+def dense_sizes(ctx) -> list:
+    """Fig. 3 right's sizes: lr_n and the dense grid (lr_dense: both packings only)."""
+    return sorted(set(ctx.sizes["lr_n"]) | set(ctx.sizes.get("lr_dense", ())))
+
+
 def plan(ctx) -> list:
     pts = []
-    for n in ctx.sizes["lr_n"]:
+    dense = set(ctx.sizes.get("lr_dense", ()))
+    # Fig. 3 right's window first: on a real GPU (points in plan order) a run stopped
+    # early still has the crossing and the knees
+    low = min(dense, default=0)
+    order = [n for n in dense_sizes(ctx) if dense and n >= low]
+    order += [n for n in dense_sizes(ctx) if n not in order]
+    for n in order:
+        if n in dense and n not in ctx.sizes["lr_n"]:
+            pts += [sim_point(ctx, v, n) for v in ("rs64", "rs48")]
+            continue
         pts += [sim_point(ctx, v, n) for v in GPU_VARIANTS]
         pts += [wall_point(ctx, m, n) for m in ("sequential", "cpu-random-splitter")]
     pts += [sim_point(ctx, "rs64", ctx.sizes["p_n"], threads=p) for p in p_values(ctx)]
@@ -177,7 +231,7 @@ def _wall(ctx, res, method, ns):
         r = res.get(wall_point(ctx, method, n))
         if r is not None:
             xs.append(n)
-            ys.append(r["min_ms"])
+            ys.append(r["ms"])
     return xs, ys
 
 
@@ -186,11 +240,18 @@ def _missing(claim_id, source, paper, criterion, why="points missing (failed or 
 
 
 def analyze(ctx, res) -> list:
+    from .fig3_right import fig3_right
+    from .footprint import lr_footprints
     ns = list(ctx.sizes["lr_n"])
-    wrong = [f"{v} n={n}" for v in GPU_VARIANTS for n in ns
+    mine = {p: r for p, r in res.items() if p.experiment in ("lr_sim", "lr_wall")}
+    refused = {p: r for p, r in mine.items() if r.get("refused")}
+    res = {p: r for p, r in mine.items() if not r.get("refused")}
+    wrong = [f"{v} n={n}" for v in GPU_VARIANTS for n in dense_sizes(ctx)
              if (r := res.get(sim_point(ctx, v, n))) is not None and not r["correct"]]
-    secs = [_fig2(ctx, res, ns), _fig3_left(ctx, res, ns), _fig3_right(ctx, res, ns),
-            _table2(ctx, res, ns), _table3(ctx, res, ns), _p_choice(ctx, res)]
+    secs = [_fig2(ctx, res, ns), _fig3_left(ctx, res, ns),
+            fig3_right(ctx, res, dense_sizes(ctx), refused, sys.modules[__name__]),
+            _table2(ctx, res, ns), _table3(ctx, res, ns), _p_choice(ctx, res),
+            lr_footprints(ctx, mine)]
     if wrong:
         secs[0].text.insert(0, "**WRONG RANKS** from the device for: " + ", ".join(wrong))
     return secs
@@ -205,21 +266,24 @@ def _fig2(ctx, res, ns) -> Section:
                               [Panel("time vs n", "list size n", "time (ms)", series, True, True)],
                               size_range(ns)))
     paper = "GPU list ranking (random splitter) is about 20x faster than sequential list ranking on the CPU"
-    crit = ("speedup S = CPU sequential time / best GPU random splitter time (48- or 64-bit) at the "
+    crit = ("speedup S = CPU sequential time (process CPU time, fastest of the repeats) / best "
+            "GPU random splitter time (48- or 64-bit) at the "
             "largest n: held if 10 <= S <= 40 ('about 20x'); partly held if S > 1 but outside "
             "that band (the GPU wins, by a different factor); not held if S <= 1")
-    rows, speed = [], {}
+    rows, speed, spread = [], {}, {}
     for n in ns:
         s = res.get(wall_point(ctx, "sequential", n))
         g = [r["time_ms"] for v in ("rs64", "rs48") if (r := res.get(sim_point(ctx, v, n)))]
         w = res.get(sim_point(ctx, "wylie", n))
         if s and g:
-            speed[n] = s["min_ms"] / min(g)
-            rows.append([pow2(n), s["min_ms"], min(g), speed[n],
-                         s["min_ms"] / w["time_ms"] if w else None])
+            speed[n], spread[n] = s["ms"] / min(g), s["spread"]
+            rows.append([pow2(n), s["ms"], s["spread"], len(s["times_ms"]), min(g), speed[n],
+                         s["ms"] / w["time_ms"] if w else None])
     sec.tables.append(Table("fig2_numbers", "Fig. 2 (numbers): CPU sequential vs GPU", [
-        "n", "CPU sequential ms (this machine)", "GPU best random splitter ms", "speedup",
-        "speedup of GPU Wylie"], rows, size_range(ns)))
+        "n", "CPU sequential ms (this machine)", "CPU spread (max-min)/min", "CPU runs",
+        "GPU best random splitter ms", "speedup", "speedup of GPU Wylie"], rows, size_range(ns),
+        ["CPU: process CPU time of the fastest run (robust to other processes' load; the "
+         "spread of the runs is beside it)."]))
     if not speed:
         sec.claims.append(_missing("fig2-gpu-vs-cpu", "Fig. 2", paper, crit))
         return sec
@@ -228,7 +292,8 @@ def _fig2(ctx, res, ns) -> Section:
     verdict = "held" if 10 <= S <= 40 else "partly held" if S > 1 else "not held"
     nums = f"at n = {pow2(n)}: S = {S:.1f}x; all sizes: " + ", ".join(
         f"{pow2(k)}: {v:.1f}x" for k, v in speed.items())
-    sec.claims.append(Claim("fig2-gpu-vs-cpu", "Fig. 2", paper, crit, verdict, nums))
+    sec.claims.append(Claim("fig2-gpu-vs-cpu", "Fig. 2", paper, crit, verdict, nums,
+                            unstable_margin(S, spread[n], (1, 10, 40))))
     return sec
 
 
@@ -269,40 +334,6 @@ def _fig3_left(ctx, res, ns) -> Section:
             + ", ".join(f"{t:.2f}" for t in r) + f" ns (max/min {max(r) / min(r):.2f}). "
             f"All sizes: {allnums}")
     sec.claims.append(Claim("fig3l-per-element", "Fig. 3 left", paper, crit, verdict, nums))
-    return sec
-
-
-def _fig3_right(ctx, res, ns) -> Section:
-    sec = Section("fig3right", "Fig. 3 right: 48-bit vs 64-bit packing")
-    x64, y64 = _series(ctx, res, "rs64", ns)
-    x48, y48 = _series(ctx, res, "rs48", ns)
-    sec.figures.append(Figure("fig3_right_packing", "Fig. 3 right: 48- vs 64-bit random splitter",
-                              [Panel("time vs n", "list size n", "time (ms)",
-                                     [Series(LABELS["rs64"], x64, y64),
-                                      Series(LABELS["rs48"], x48, y48)], True, True)],
-                              size_range(ns)))
-    paper = "the 64-bit version beats the 48-bit version up to n ~ 54M (then the 48-bit wins)"
-    crit = ("at every n run (all far below 54M): 64-bit time < 48-bit time; partly held if "
-            "it holds at the largest n only")
-    t64, t48 = dict(zip(x64, y64)), dict(zip(x48, y48))
-    common = [n for n in ns if n in t64 and n in t48]
-    if not common:
-        sec.claims.append(_missing("fig3r-64-beats-48", "Fig. 3 right", paper, crit))
-    else:
-        wins = [n for n in common if t64[n] < t48[n]]
-        verdict = ("held" if len(wins) == len(common) else
-                   "partly held" if max(common) in wins else "not held")
-        nums = ", ".join(f"{pow2(n)}: 64-bit {t64[n]:.4g} ms vs 48-bit {t48[n]:.4g} ms "
-                         f"({t48[n] / t64[n]:.2f}x)" for n in common)
-        sec.claims.append(Claim("fig3r-64-beats-48", "Fig. 3 right", paper, crit, verdict, nums))
-    top = max(ns)
-    sec.claims.append(Claim(
-        "fig3r-crossing-inflection", "Fig. 3 right",
-        "crossing of the 48- and 64-bit curves at n ~ 54M; inflections at n ~ 46M (64-bit) and "
-        "~ 58M (48-bit) from overloading the memory network",
-        "needs sizes around 40M..64M", "not tested",
-        f"the largest n run is {top:,} ({top / 54e6:.2%} of 54M); the simulator would need "
-        "days of host time for n ~ 5e7 with the timed engine"))
     return sec
 
 
@@ -432,7 +463,3 @@ def _p_choice(ctx, res) -> Section:
                             f"({rb['time_ms']:.4g} ms); " + ", ".join(
                                 f"p={p}: {r['time_ms']:.4g}" for p, r in pts)))
     return sec
-
-
-# the code whose source goes into the cache version (runner.code_version)
-COMPUTE_CODE = (make_device, jsonable, step_summary, compute_sim, compute_wall)

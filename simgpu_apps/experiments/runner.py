@@ -20,17 +20,16 @@ of a cluster need no shared disk.
 
 The cache: one JSON file per point, ``<out>/cache/<experiment>/<key>.json``,
 where the key is a hash of (experiment, parameters, device, version).  The
-version is ``EXPERIMENT_VERSION`` plus a fingerprint of the source files that
-produce the numbers (the simulator, the configs, the algorithms and the
-experiment modules), so editing any of them recomputes instead of reusing a
-stale number.  A point whose computation fails is reported, not cached.
+version is ``EXPERIMENT_VERSION`` plus a fingerprint derived from the sources
+that produce the numbers (fingerprint.py: the compute functions and everything
+they use and import, the device configs), so editing any of them recomputes
+instead of reusing a stale number.  A point whose computation fails is reported, not cached.
 """
 from __future__ import annotations
 
 import concurrent.futures as cf
 import hashlib
 import importlib
-import inspect
 import json
 import os
 import platform
@@ -51,12 +50,6 @@ COMPUTE = {
     "cc_wall": "simgpu_apps.experiments.connected_components:compute_wall",
 }
 
-_ROOT = Path(__file__).resolve().parents[2]
-# what the numbers depend on (relative to the repository root); the experiment
-# modules add the source of their compute functions (COMPUTE_CODE), not of their
-# analysis, so that changing a verdict or a table does not recompute the points
-_FINGERPRINT_PATHS = ("simgpu/sim", "simgpu/mem", "simgpu/lang", "simgpu/ir", "simgpu/configs",
-                      "simgpu/device.py", "simgpu/report.py", "algorithms")
 
 
 @dataclass(frozen=True)
@@ -66,12 +59,15 @@ class Point:
     device: str
     kind: str = "sim"
     cost: float = field(default=1.0, compare=False)   # estimated seconds (for ETA and order)
+    memory: float = field(default=0.0, compare=False)  # estimated peak host bytes (costs.py)
 
     @classmethod
-    def make(cls, experiment: str, device: str, kind: str = "sim", cost: float = 1.0, **params):
+    def make(cls, experiment: str, device: str, kind: str = "sim", cost: float = 1.0,
+             memory: float = 0.0, **params):
         if experiment not in COMPUTE:
             raise ValueError(f"unknown experiment {experiment!r}")
-        return cls(experiment, tuple(sorted(params.items())), device, kind, float(cost))
+        return cls(experiment, tuple(sorted(params.items())), device, kind, float(cost),
+                   float(memory))
 
     @property
     def p(self) -> dict:
@@ -90,21 +86,16 @@ class Point:
 
 
 def code_version(cuda: bool = False) -> str:
-    """EXPERIMENT_VERSION and a hash of the sources the numbers depend on: the
-    simulator, configs, algorithms, CUDA backend, and the compute functions of
-    the experiment modules (their COMPUTE_CODE); the CUDA backend too for a real GPU."""
-    h = hashlib.sha256()
-    for module in sorted({spec.split(":")[0] for spec in COMPUTE.values()}):
-        for fn in getattr(importlib.import_module(module), "COMPUTE_CODE", ()):
-            h.update(inspect.getsource(fn).encode())
-    for rel in _FINGERPRINT_PATHS + (("cuda_backend",) if cuda else ()):
-        path = _ROOT / rel
-        files = sorted(path.rglob("*")) if path.is_dir() else [path]
-        for f in files:
-            if f.is_file() and f.suffix in (".py", ".toml"):
-                h.update(str(f.relative_to(_ROOT)).encode())
-                h.update(f.read_bytes())
-    return f"{EXPERIMENT_VERSION}-{h.hexdigest()[:12]}"
+    """EXPERIMENT_VERSION and a fingerprint of the code the numbers depend on,
+    derived from the sources (fingerprint.py): the compute functions named in
+    COMPUTE and what they use, every project module imported from there on, the
+    device configs beside them, and the CUDA backend for a real GPU."""
+    from .fingerprint import fingerprint
+    entries: dict = {}
+    for spec in COMPUTE.values():
+        module, name = spec.split(":")
+        entries.setdefault(module, []).append(name)
+    return f"{EXPERIMENT_VERSION}-{fingerprint(entries, ('cuda_backend',) if cuda else ())}"
 
 
 def host_id() -> str:
@@ -225,6 +216,8 @@ class Progress:
 
 def fmt_seconds(s: float) -> str:
     s = int(round(s))
+    if s >= 3600:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
     return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
 
 

@@ -41,7 +41,7 @@ def check(n, edges, **kw):
 # --- the API -----------------------------------------------------------------
 
 def test_methods_and_result():
-    assert cc.METHODS == ("sequential", "shiloach-vishkin")
+    assert cc.METHODS == ("sequential", "shiloach-vishkin", "union-find")
     n, edges = 7, [(0, 1), (1, 2), (4, 5), (6, 6)]
     for method in cc.METHODS:
         r = cc.label(n, edges, method=method)
@@ -113,7 +113,7 @@ def test_bad_inputs_raise_value_error(method, n, edges, message):
 
 
 @pytest.mark.parametrize("kw, message", [
-    (dict(method="union-find"), "unknown method"),
+    (dict(method="label-propagation"), "unknown method"),
     (dict(threads=0), "threads must be a positive integer"),
     (dict(threads=300), "whole number of blocks"),
     (dict(device="sim:nonexistent-gpu"), "unknown GPU config"),

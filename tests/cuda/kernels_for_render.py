@@ -100,6 +100,7 @@ def block_sum(a: Array[i32], sums: Array[i32], n: i32):
     flags = shared_array(boolean, 32)
     t = threadIdx.x
     i = blockIdx.x * blockDim.x + t
+    buf[t] = 0                # shared memory starts undefined: this kernel needs zeros
     if i < n:
         buf[t] = a[i]
     if t < 32:

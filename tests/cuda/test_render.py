@@ -136,13 +136,16 @@ def test_unknown_node_class_is_a_clear_error():
         render(broken)
 
 
-def test_shared_memory_is_zero_filled_then_synchronized():
+def test_shared_memory_is_declared_and_used_as_written():
+    """No hidden zero-fill and no extra barrier: the kernel's own zeros, its own
+    syncthreads() calls and nothing else."""
     src = render(K.block_sum)
     assert "__shared__ int32_t buf[128];" in src and "__shared__ bool flags[32];" in src
-    fill = src.index("buf[_fill] = 0;")
-    assert "if (_fill < 32) flags[_fill] = false;" in src
+    assert "_fill" not in src
     first_stmt = src.index(f"// kernels_for_render.py:{line_of('t = threadIdx.x')}:")
-    assert fill < src.index("__syncthreads();", fill) < first_stmt
+    assert "__syncthreads" not in src[:first_stmt]
+    assert src.count("__syncthreads();") == 2                       # the kernel's two
+    assert src.index("buf[t] = 0;") < src.index("buf[t] = a[i];")
     assert "buf[t] = add_i32(buf[t], buf[add_i32(t, s)]);" in src   # buf[t] += buf[t + s]
     assert "s = (int32_t)blockDim.x / 2;" in src                    # constant divisor: plain C
     assert "if ((t == 0) && flags[0]) {" in src

@@ -3,7 +3,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import simgpu
 from simgpu.ir.ops import AtomicOp
+from simgpu.lang import (Array, atomic_add, blockDim, blockIdx, i32, kernel, shared_array,
+                         syncthreads, threadIdx)
 from simgpu.sim.atomics import atomic_update, store_winners
 
 from . import kernels as K
@@ -109,3 +112,31 @@ def test_cas_retry_loop(dev, engine):
     counter = dev.zeros(1, np.int32)
     dev.launch(K.cas_increment, 2, 64, counter, 100, engine=engine)
     assert counter.to_host()[0] == 100
+
+
+@kernel
+def shared_histogram(keys: Array[i32], bins: Array[i32], nbins: i32):
+    h = shared_array(i32, 64)
+    t = threadIdx.x
+    if t < nbins:
+        h[t] = 0
+    syncthreads()
+    atomic_add(h, keys[blockIdx.x * blockDim.x + t] % nbins, 1)
+    syncthreads()
+    if t < nbins:
+        atomic_add(bins, t, h[t])
+
+
+@pytest.mark.parametrize("engine", ["lockstep", "warps", "timed", "timed-block"])
+def test_shared_atomics_are_counted_per_warp_instruction(engine):
+    """rep.shared_atomics: warp-level shared-memory atomic instructions, beside the
+    global atomics (2 blocks x 4 warps each run the histogram's one shared atomic)."""
+    dev = simgpu.get_device("sim:h100")
+    keys = np.random.default_rng(0).integers(0, 1000, 256).astype(np.int32)
+    bins = dev.zeros(8, np.int32)
+    rep = dev.launch(shared_histogram, 2, 128, dev.to_device(keys), bins, 8, engine=engine,
+                     check="races,uninit")
+    assert list(bins.to_host()) == list(np.bincount(keys % 8, minlength=8))
+    assert rep.shared_atomics == 8
+    assert rep.atomics.instructions == 2                # the global adds: one warp per block
+    assert "8 atomics" in rep.table()

@@ -211,29 +211,42 @@ def test_l1_sets_is_optional_and_checked(tmp_path):
     h100 = (BUNDLED / "h100.toml").read_text(encoding="utf-8")
     assert load_config("h100").cache.l1_sets == 4
     dropped = write_variant(tmp_path, ("l1_sets", None), text=h100, name="a.toml")
-    assert load_config(dropped).cache.l1_sets is None          # the simulator then uses 4
+    assert load_config(dropped).cache.l1_sets == 4             # the schema's default
     too_many = write_variant(tmp_path, ("l1_sets", "l1_sets = 4096"), text=h100, name="b.toml")
     with pytest.raises(ConfigError, match="l1_sets"):
         load_config(too_many)
 
 
-def test_efficiencies_and_l2_fill_are_checked(tmp_path):
+def test_dram_keys_and_l2_fill_are_checked(tmp_path):
     h100 = (BUNDLED / "h100.toml").read_text(encoding="utf-8")
-    over = write_variant(tmp_path, ("read_efficiency", "read_efficiency = 1.5"), text=h100,
-                         name="a.toml")
-    with pytest.raises(ConfigError, match=r"read_efficiency: 1.5 is a fraction of the peak"):
-        load_config(over)
+    drain = write_variant(tmp_path, ("write_drain_high", "write_drain_high = 70"), text=h100,
+                          name="a.toml")
+    with pytest.raises(ConfigError, match=r"dram.write_drain_high: expected write_drain_low < "
+                                          r"write_drain_high <= write_queue_depth, got 32, 70, 64"):
+        load_config(drain)
+    groups = write_variant(tmp_path, ("bank_groups", "bank_groups = 3"), text=h100, name="d.toml")
+    with pytest.raises(ConfigError, match=r"dram.bank_groups: memory.dram_banks_per_partition = "
+                                          r"32 does not split"):
+        load_config(groups)
+    rc = write_variant(tmp_path, ("trc", "trc = 20"), text=h100, name="e.toml")
+    with pytest.raises(ConfigError, match=r"dram.trc: 20 is below tras = 79"):
+        load_config(rc)
+    # the sustained rates are no longer config keys: they follow from the timings
+    old = write_variant(tmp_path, ("min_access_bytes", "min_access_bytes = 32\nread_efficiency = 0.67"),
+                        text=h100, name="f.toml")
+    with pytest.raises(ConfigError, match=r"memory.read_efficiency: unknown key"):
+        load_config(old)
     odd = write_variant(tmp_path, ("l2_fill_bytes", "l2_fill_bytes = 48"), text=h100,
                         name="b.toml")
     with pytest.raises(ConfigError, match=r"l2_fill_bytes: 48 is not a multiple of sector_bytes"):
         load_config(odd)
     plain = write_variant(tmp_path, *((k, None) for k in (
-        "read_efficiency", "write_efficiency", "reorder", "l2_store_bandwidth_gbps",
+        "l2_store_bandwidth_gbps",
         "l2_combined_bandwidth_gbps", "l2_dirty_bytes", "l2_fill_bytes", "kernel_fixed_us",
         "block_dispatch_ns")), text=h100, name="c.toml")
     cfg = load_config(plain)                 # every one of them optional
-    assert cfg.memory.reorder is None and cfg.cache.l2_fill_bytes is None
-    assert cfg.issue.kernel_fixed_us is None
+    assert cfg.cache.l2_fill_bytes is None
+    assert cfg.issue.kernel_fixed_us == 0.0 and cfg.issue.block_dispatch_ns == 0.0   # the schema's defaults
 
 
 def test_the_split_l2_keys_are_described_and_checked(tmp_path):
@@ -245,3 +258,16 @@ def test_the_split_l2_keys_are_described_and_checked(tmp_path):
     src = (BUNDLED / "h100.toml").read_text(encoding="utf-8")
     odd = write_variant(tmp_path, ("partitions", "partitions = 5"), name="odd.toml", text=src)
     check_error(odd, "cache.l2_halves", "even number of memory partitions")
+
+
+def test_docs_key_table_is_the_schemas():
+    """docs/configs.md's key table is generated from the schema (python -m
+    simgpu.configs.key_table --write); a key added, removed or redocumented without
+    regenerating it fails here."""
+    from simgpu.configs import key_table
+    page = key_table.DOC_PAGE.read_text(encoding="utf-8")
+    assert page == key_table.page_with_table(page), \
+        "docs/configs.md's key table is stale: run python -m simgpu.configs.key_table --write"
+    for section, cls in key_table._SECTIONS.items():     # every key has its row
+        for f in dataclasses.fields(cls):
+            assert f"| `{section}.{f.name}`" in page

@@ -10,7 +10,8 @@ import simgpu
 from simgpu.configs import load_config
 from simgpu.device import SimDevice
 from simgpu.lang import Array, blockDim, blockIdx, gridDim, i32, kernel, shared_array, syncthreads, threadIdx
-from simgpu.sim import interpreter, timed
+from simgpu.ir.nodes import Const, Special, Var
+from simgpu.sim import fast_paths, timed
 from simgpu.sim.lanes import Geometry, LaneGroup
 
 from . import kernels as K
@@ -76,15 +77,17 @@ def shared_stride(out: Array[i32], stride: i32):
 
 def dram_load_cycles(dev, far=False):
     """An uncontended load that misses everywhere, by hand: out and back over the
-    interconnect, a row activation, one burst of the L2's fill size at the
-    partition's sustained read rate, the column latency; ``far``: through the other
-    half of a split L2 (the sector's home is there)."""
-    m, cfg = dev.config.memory, dev.config
-    cycle_ns = 1e3 / cfg.gpu.core_clock_mhz
+    interconnect; at its bank (which has a row of an earlier launch open) a
+    precharge, tRP to the activate, tRCD to the read command, CL to the data, and one burst (the L2's fill size spreads over the sub-channels,
+    a burst each, read at once); ``far``: through the other half of a split L2 (the
+    sector's home is there)."""
+    m, d, cfg = dev.config.memory, dev.config.dram, dev.config
+    k = cfg.gpu.core_clock_mhz / m.memory_clock_mhz          # SM cycles per memory cycle
     fill = cfg.cache.l2_fill_bytes or cfg.cache.sector_bytes
-    burst = fill / (m.peak_bandwidth_gbps * (m.read_efficiency or 1) / m.partitions * cycle_ns)
-    return (m.interconnect_latency_cycles + (m.row_miss_latency_ns - m.row_hit_latency_ns) / cycle_ns
-            + burst + m.row_hit_latency_ns / cycle_ns
+    burst_bytes = m.partition_width_bits // d.subchannels // 8 * d.burst_length
+    assert fill <= burst_bytes * d.subchannels               # one burst per sub-channel
+    burst = d.burst_length / m.data_rate * k
+    return (m.interconnect_latency_cycles + (d.trp + d.trcd + d.tcl) * k + burst
             + (cfg.cache.l2_far_latency_cycles or 0 if far else 0))
 
 
@@ -126,7 +129,9 @@ def test_no_l1_and_no_cache_keys_on_the_gtx260(dev):
     src, out = dev.to_device(np.arange(64, dtype=np.int32)), dev.zeros(256, np.int32)
     rep = dev.launch(reread, 1, 256, src, out, 64, engine="timed")
     assert "l1_hit_rate" not in rep.extra and "l2_hit_rate" not in rep.extra
-    assert sum(rep.extra["partition_transactions"]) == rep.loads.transactions + rep.stores.transactions
+    # (and the page walks' reads of page-table entries: simgpu.mem.tlb)
+    assert (sum(rep.extra["partition_transactions"]) == rep.loads.transactions
+            + rep.stores.transactions + rep.extra["tlb_walk_reads"])
 
 
 # --------------------------------------------------------------------------- L2 write-backs
@@ -246,9 +251,11 @@ def test_compiled_fast_paths_change_nothing(engine, monkeypatch):
     """The memory-free parts of kernels run as compiled closures; with them off
     (every node through the generator methods) every number is the same."""
     fast = reports("sim:gtx260", engine)
-    monkeypatch.setattr(interpreter, "_PURE", {})
-    monkeypatch.setattr(interpreter, "compile_function", lambda fn: None)
+    monkeypatch.setattr(fast_paths, "COMPILE_COMPOSITES", False)
     slow = reports("sim:gtx260", engine)
+    for k in (K.copy_strided, K.collatz_steps, K.block_sums, K.histogram, K.clamp_all):
+        compiled = fast_paths.compiled(k.ir)         # only the leaves ran compiled
+        assert {type(compiled.seen[i]) for i in compiled.pure} <= {Const, Var, Special}
     assert fast[0] == slow[0]
     assert all(np.array_equal(a, b) for a, b in zip(fast[1], slow[1]))
 
@@ -282,38 +289,6 @@ def memory(device="sim:h100", tmp_path=None, **values):
     cfg = variant(device.split(":")[1], tmp_path, **values).config if values else \
         simgpu.get_device(device).config
     return MemorySystem(cfg)
-
-
-def test_first_ready_partitions_let_a_free_bank_pass_a_busy_one():
-    """Two transactions for bank 0 (different rows), then one for bank 1: in order,
-    the third waits for the bus behind the second, which waits for its bank; with
-    reorder it is done as soon as its own bank and a bus slot allow."""
-    import dataclasses
-    from simgpu.mem.memory_system import MemorySystem
-    txns = [(0, 1, 32, 0), (0, 2, 32, 0), (1, 1, 32, 0)]
-    cfg = simgpu.get_device("sim:gtx260").config        # in order (no reorder key)
-    done = {}
-    for reorder in (False, True):
-        c = dataclasses.replace(cfg, memory=dataclasses.replace(cfg.memory, reorder=reorder))
-        ms = MemorySystem(c)
-        _, done[reorder] = ms.dram.serve(0, txns, 0.0, [])
-    in_order, first_ready = done[False], done[True]
-    assert in_order[0] == first_ready[0] and in_order[1] == first_ready[1]
-    assert in_order[2] > in_order[1]                # held behind bank 0's second row
-    data = 32 / ms.dram.bytes_per_cycle
-    # first ready: bank 1 opens its row at once and takes the third bus slot
-    assert first_ready[2] == pytest.approx(max(ms.dram.activate + data, 3 * data) + ms.dram.hit)
-    assert first_ready[2] < in_order[2]
-
-
-def test_reads_and_writes_take_the_bus_at_their_sustained_rates():
-    ms = memory()
-    m = simgpu.get_device("sim:h100").config.memory
-    read = ms.dram.serve(0, [(0, 1, 32, 0)], 0.0)
-    write = ms.dram.serve(1, [(0, 1, 32, 0)], 0.0, write=True)
-    base = ms.dram.activate + ms.dram.hit
-    assert read - base == pytest.approx(32 / (ms.dram.bytes_per_cycle * m.read_efficiency))
-    assert write - base == pytest.approx(32 / (ms.dram.bytes_per_cycle * m.write_efficiency))
 
 
 def test_a_load_miss_fills_the_l2_block_in_one_transaction():
@@ -410,7 +385,10 @@ def test_blocks_are_dispatched_one_at_a_time_while_earlier_ones_run(tmp_path):
         cycles[ns] = (empty, busy)
     # (the empty blocks' own few cycles overlap the dispatch too)
     assert 1056 * per_block - 50 <= cycles[0.59][0] - cycles[0][0] <= 1056 * per_block + 1
-    assert 0 < cycles[0.59][1] - cycles[0][1] < 0.5 * 1056 * per_block
+    # With the DRAM's bank timing, blocks that start a little apart can even meet fewer
+    # row conflicts than blocks that start together (2026-11-25: 6498 against 6534
+    # cycles), so the dispatch's cost to a busy kernel is small either way, not positive.
+    assert abs(cycles[0.59][1] - cycles[0][1]) < 0.5 * 1056 * per_block
 
 
 def test_flush_caches_starts_the_l2_empty(h100):
@@ -429,6 +407,7 @@ def test_cache_control_all_starts_every_launch_with_an_empty_l2(h100):
     takes what a launch after flush_caches() takes; "none" keeps the L2 warm."""
     n = 4096
     src, dst = h100.to_device(np.arange(n, dtype=np.int32)), h100.zeros(n, np.int32)
+    h100.launch(copy, 16, 256, src, dst, n, engine="timed-block")   # the SMs' TLBs warm
     h100.flush_caches()
     first = h100.launch(copy, 16, 256, src, dst, n, engine="timed-block")
     assert h100.cache_control == "none"
@@ -448,7 +427,7 @@ def _half_sms(ms):
 
 
 def test_split_l2_far_hits_cost_the_far_latency_and_leave_a_near_copy():
-    """The H100's L2 is two halves (benchmarks/l2_halves.py): a sector homed in one
+    """The H100's L2 is two halves (calibration/l2_halves.py): a sector homed in one
     half, read by an SM beside the other, is a far hit (l2_far_latency_cycles more)
     the first time and a near hit once the copy is there; both halves then hold it."""
     ms = memory()
@@ -492,7 +471,7 @@ def test_split_l2_halves_each_hold_half_and_a_dram_miss_through_the_far_half_cos
 
 
 def test_split_l2_link_each_way_is_shared_by_stores_and_far_loads(tmp_path):
-    """benchmarks/l2_fabric.py: the data of one half's SMs' far loads and of the other
+    """calibration/l2_fabric.py: the data of one half's SMs' far loads and of the other
     half's stores homed beside them cross the same link, at l2_fabric_bandwidth_gbps;
     the link the other way is another. A store's data are on it when it is issued; a
     far load's are left for the engine to book (MemorySystem.cross) once they are back."""
@@ -534,7 +513,7 @@ def test_a_far_miss_crosses_the_link_behind_what_reached_it_first():
     """First come, first served: a far load's data reach the link when they are back
     from DRAM, so the stores issued after the load but before that wait ahead of them
     (the H100's cold copy: its far loads 227-385 ns slower than its near ones, 109-124
-    in a read; docs/results/l2-chunks-h100.md)."""
+    in a read; docs/calibration/l2-chunks-h100.md)."""
     ms = memory()
     sm0, sm1 = _half_sms(ms)
     done = ms.access("load", [256], [32], 0.0, sm=sm0)         # DRAM, through half 1
@@ -600,7 +579,7 @@ def test_a_misss_data_leaves_its_slice_as_a_hits_does():
     """A load miss's sector goes out to the SM through the near slice's load and combined
     budgets, like a hit's: on an idle slice the DRAM sets the time, behind a busy one the
     slice does (the H100's cold 8 MiB copy, whose fills, stores and read-outs keep its
-    slices busier than its DRAM: docs/results/dram-ramp-h100.md)."""
+    slices busier than its DRAM: docs/calibration/dram-ramp-h100.md)."""
     dram = dram_load_cycles(simgpu.get_device("sim:h100"))
     ms = memory()
     sm0, _ = _half_sms(ms)
@@ -658,7 +637,7 @@ def test_an_atomic_on_a_sector_not_in_the_l2_waits_for_it_from_dram():
     load = memory().access("load", [0], [4], 0.0)          # a load miss of the same sector
     assert ms.parts[0].transactions == 1 and ms.parts[0].bytes == 64
     assert cold == pytest.approx(load + hold + ms.atomics.latency - ms.slices.l2_latency)
-    assert cold > hold + ms.atomics.latency + ms.dram.activate     # more than a warm one: DRAM's
+    assert cold > hold + ms.atomics.latency + ms.dram.timing.rcd   # more than a warm one: DRAM's
     assert ms.access("atomic", [32], [4], 0.0) == pytest.approx(cold)
     assert ms.parts[0].transactions == 1
     warm = ms.access("atomic", [0], [4], cold) - cold
@@ -667,7 +646,7 @@ def test_an_atomic_on_a_sector_not_in_the_l2_waits_for_it_from_dram():
 
 def test_a_warps_first_global_load_reaches_memory_warp_first_load_ns_late(tmp_path, monkeypatch):
     """A warp's first global load is issued warp_first_load_ns late (the H100's cost some
-    70 ns, in every wave: benchmarks/first_access.py), before the memory system sees it;
+    70 ns, in every wave: calibration/first_access.py), before the memory system sees it;
     the loads after it come that much later too, but cost no more; a kernel that only
     stores pays nothing."""
     from simgpu.mem.memory_system import MemorySystem

@@ -92,7 +92,8 @@ def test_ctrl_c_interrupts_every_engine_and_the_device_still_works(engine):
     dev = simgpu.get_device("sim:h100")
     fresh = simgpu.get_device("sim:h100")
     out = dev.zeros(64, np.int32)
-    fresh.zeros(64, np.int32)                     # the same addresses on both devices
+    kept = fresh.zeros(64, np.int32)       # the same addresses on both devices (kept: an
+    # array is freed when its last reference goes, and its address used again)
     timer = threading.Timer(0.3, _thread.interrupt_main)
     timer.start()
     try:
@@ -105,3 +106,4 @@ def test_ctrl_c_interrupts_every_engine_and_the_device_still_works(engine):
     rb = fresh.launch(one, 1, 32, b, engine=engine)
     assert a.to_host().tolist() == list(range(1, 33))
     assert ra.time_ms == rb.time_ms and ra.stores == rb.stores      # the same as a fresh device
+    del kept

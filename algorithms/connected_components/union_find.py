@@ -1,0 +1,387 @@
+"""Union-find connected components with the design of ECL-CC (Jaiganesh and
+Burtscher, HPDC 2018), written here from the paper's description.
+
+    label(n, edges, method="union-find", device=...)
+
+The graph goes to the device as given (as for Shiloach-Vishkin: one copy of the
+(m, 2) array, or device memory read in place) and is turned into CSR there:
+
+  cc_edges_count_*     the vertex ids checked (the SV helper; an error names the
+                       first bad edge)
+  uf_degree_*          deg[u] += 1, deg[v] += 1 per non-loop edge (atomics)
+  uf_scan_sums         per block: the sum of its chunk of deg
+  (host)               prefix sum of the grid's block sums (grid numbers, not n)
+  uf_scan_write        off[v] = sum of deg before v (block prefix sums), off[n] = 2m
+  uf_fill_*            adj[off[u] + (--deg[u])] = v and the same for v (atomics: the
+                       order inside a vertex's list depends on the schedule; the
+                       labels do not)
+
+Then the four kernels of ECL-CC's design, on parent[] (every vertex points to a
+smaller or equal vertex at all times, so roots are the smallest vertex of their
+tree and the final labels are the smallest vertex id of each component, as the
+other methods give):
+
+  uf_init      parent[v] = v's smallest neighbour if below v, else v (of the first
+               warp_degree neighbours: a hub's thread does not walk its list)
+  uf_compute1  a thread per vertex of degree <= warp_degree: for every neighbour
+               u < v (each edge is processed once, from its larger end): hook the
+               two representatives, the larger onto the smaller, by atomic_cas
+               (a failed CAS returns the winner's value: the loop climbs from it);
+               vertices of larger degree go to a worklist: those up to
+               block_degree at its front, the others at its back
+  uf_compute2  a warp per front vertex: the lanes split its neighbours
+  uf_compute3  a block per back vertex: the block's threads split its neighbours
+  uf_flatten   labels[v] = the root of v's tree (int64)
+
+``representative`` is ECL-CC's intermediate pointer jumping: while following the
+path to the root, each visited vertex is made to point to its grandparent
+(plain stores: whichever store wins, parent[x] stays an ancestor of x).
+
+Why it is right under every schedule: parent[x] only ever decreases and stays
+an ancestor's id (init: a neighbour, which is in x's component; a hook: CAS
+only succeeds on a root, which is replaced by a smaller vertex of the same
+component; a jump: the grandparent).  A hook of the representatives a > b
+succeeds only while a is a root, so no cycle can form (every pointer goes to a
+smaller id).  When every edge (v, u) has been processed, some CAS made
+rep(v) == rep(u) or found them equal; roots never come back, so at the end
+every component is one tree.  The simulator checks this with random
+interleavings and store winners (tests/algorithms/test_union_find.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from simgpu.lang import (Array, atomic_add, atomic_cas, atomic_sub, blockDim, blockIdx,
+                         device_function, gridDim, i32, i64, kernel, shared_array, syncthreads,
+                         threadIdx)
+
+from . import kernels as K
+from .kernels import SCAN_BLOCK, block_inclusive_scan
+
+WARP_DEGREE = 16      # above: a warp per vertex (half a warp of neighbours is still one
+                      # thread's work; ASSUMED, as in the published design's spirit)
+BLOCK_DEGREE = 352    # above: a block per vertex (11 warps' worth of neighbours)
+
+
+# --- CSR on the device ----------------------------------------------------------
+
+@kernel
+def uf_degree_i64(R: Array[i64], deg: Array[i32], m_in: i32):
+    for k in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, m_in, i64(gridDim.x) * blockDim.x):
+        u = i32(R[2 * k])
+        v = i32(R[2 * k + 1])
+        if u != v:
+            atomic_add(deg, u, 1)
+            atomic_add(deg, v, 1)
+
+
+@kernel
+def uf_degree_i32(R: Array[i32], deg: Array[i32], m_in: i32):
+    for k in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, m_in, i64(gridDim.x) * blockDim.x):
+        u = R[2 * k]
+        v = R[2 * k + 1]
+        if u != v:
+            atomic_add(deg, u, 1)
+            atomic_add(deg, v, 1)
+
+
+@kernel
+def uf_scan_sums(deg: Array[i32], sums: Array[i64], n: i32, chunk: i64):
+    """sums[b] = the degrees of block b's chunk of vertices."""
+    total = i64(0)
+    start = i64(blockIdx.x) * chunk
+    end = min(start + chunk, i64(n))
+    for i in range(start + threadIdx.x, end, blockDim.x):
+        total += deg[i]
+    if total != 0:
+        atomic_add(sums, blockIdx.x, total)
+
+
+@kernel
+def uf_scan_write(deg: Array[i32], base: Array[i64], off: Array[i32], n: i32, chunk: i64):
+    """off[v] = the degrees before v (base[b]: those before block b's chunk); off[n] = all."""
+    s = shared_array(i32, SCAN_BLOCK)
+    start = i64(blockIdx.x) * chunk
+    end = min(start + chunk, i64(n))
+    acc = base[blockIdx.x]
+    for k0 in range(start, end, blockDim.x):
+        k = k0 + threadIdx.x
+        d = 0
+        if k < end:
+            d = deg[k]
+        incl = acc + block_inclusive_scan(s, d)
+        if k < end:
+            off[k] = i32(incl - d)
+            if k == n - 1:
+                off[n] = i32(incl)
+        acc += s[blockDim.x - 1]
+        syncthreads()
+
+
+@kernel
+def uf_fill_i64(R: Array[i64], off: Array[i32], deg: Array[i32], adj: Array[i32], m_in: i32):
+    for k in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, m_in, i64(gridDim.x) * blockDim.x):
+        u = i32(R[2 * k])
+        v = i32(R[2 * k + 1])
+        if u != v:
+            adj[off[u] + atomic_sub(deg, u, 1) - 1] = v
+            adj[off[v] + atomic_sub(deg, v, 1) - 1] = u
+
+
+@kernel
+def uf_fill_i32(R: Array[i32], off: Array[i32], deg: Array[i32], adj: Array[i32], m_in: i32):
+    for k in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, m_in, i64(gridDim.x) * blockDim.x):
+        u = R[2 * k]
+        v = R[2 * k + 1]
+        if u != v:
+            adj[off[u] + atomic_sub(deg, u, 1) - 1] = v
+            adj[off[v] + atomic_sub(deg, v, 1) - 1] = u
+
+
+# --- union-find -----------------------------------------------------------------
+
+@device_function
+def representative(parent: Array[i32], x: i32) -> i32:
+    """The root of x's tree; every vertex passed on the way is made to point to its
+    grandparent (intermediate pointer jumping).  The next link is read before the
+    jump is stored: the load then follows no store of this iteration, so it needs no
+    fresh (L2) read (simgpu.ir.fresh) and may hit in the L1; a stale value is still
+    an ancestor, since parent[] only ever moves up the tree."""
+    curr = parent[x]
+    if curr != x:
+        prev = x
+        nxt = parent[curr]
+        while curr > nxt:
+            after = parent[nxt]
+            parent[prev] = nxt
+            prev = curr
+            curr = nxt
+            nxt = after
+    return curr
+
+
+@device_function
+def hook(parent: Array[i32], vstat: i32, u: i32) -> i32:
+    """Join the trees of the root vstat (or a vertex above it) and of u: the larger
+    root is CAS'd onto the smaller; a lost CAS climbs from the value it returns.
+    Returns v's representative as last seen."""
+    ostat = representative(parent, u)
+    while vstat != ostat:
+        if vstat < ostat:
+            ret = atomic_cas(parent, ostat, ostat, vstat)
+            if ret == ostat:
+                break
+            ostat = ret
+        else:
+            ret = atomic_cas(parent, vstat, vstat, ostat)
+            if ret == vstat:
+                break
+            vstat = ret
+    return vstat
+
+
+@kernel
+def uf_init(off: Array[i32], adj: Array[i32], parent: Array[i32], n: i32, scan: i32):
+    """parent[v] = the smallest of v's first `scan` neighbours if it is below v, else v.
+    With scan >= v's degree that is v's smallest neighbour: what ECL-CC's "first smaller
+    neighbour" gives on its sorted CSR (our lists come in fill order), the shallowest
+    start.  Bounded by scan so that a hub's thread does not walk its whole list."""
+    for v in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        beg = off[v]
+        first = v
+        for i in range(beg, min(off[v + 1], beg + scan)):
+            first = min(first, adj[i])
+        parent[v] = first
+
+
+@kernel
+def uf_compute1(off: Array[i32], adj: Array[i32], parent: Array[i32], wl: Array[i32],
+                top: Array[i32], n: i32, warp_degree: i32, block_degree: i32):
+    """A thread per vertex of small degree; the others onto the worklist (top[0]: front
+    entries, for a warp each; top[1]: back entries, for a block each).
+    As in ECL-CC, a small vertex that uf_init left a root has no smaller neighbour and
+    no work.  The edge to up = parent[v] is skipped: v already hangs in up's tree (trees
+    only merge), so its hook would only walk to the common root (the init edge of
+    nearly every vertex: about one hook in five on a random graph of degree 8)."""
+    for v in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        beg = off[v]
+        end = off[v + 1]
+        if end - beg > warp_degree:
+            if end - beg > block_degree:
+                wl[n - 1 - atomic_add(top, 1, 1)] = v
+            else:
+                wl[atomic_add(top, 0, 1)] = v
+        else:
+            up = parent[v]
+            if up != v:                  # else v has no smaller neighbour (it was scanned whole)
+                vstat = representative(parent, up)
+                for i in range(beg, end):
+                    u = adj[i]
+                    if v > u and u != up:
+                        vstat = hook(parent, vstat, u)
+
+
+@kernel
+def uf_compute2(off: Array[i32], adj: Array[i32], parent: Array[i32], wl: Array[i32],
+                top: Array[i32]):
+    """A warp per front worklist vertex; its lanes stride over the neighbours."""
+    lane = threadIdx.x % 32
+    warps = (gridDim.x * blockDim.x) // 32
+    count = top[0]
+    for w in range((blockIdx.x * blockDim.x + threadIdx.x) // 32, count, warps):
+        v = wl[w]
+        up = parent[v]
+        vstat = representative(parent, up)
+        for i in range(off[v] + lane, off[v + 1], 32):
+            u = adj[i]
+            if v > u and u != up:
+                vstat = hook(parent, vstat, u)
+
+
+@kernel
+def uf_compute3(off: Array[i32], adj: Array[i32], parent: Array[i32], wl: Array[i32],
+                top: Array[i32], n: i32):
+    """A block per back worklist vertex; its threads stride over the neighbours."""
+    count = top[1]
+    for b in range(blockIdx.x, count, gridDim.x):
+        v = wl[n - 1 - b]
+        up = parent[v]
+        vstat = representative(parent, up)
+        for i in range(off[v] + threadIdx.x, off[v + 1], blockDim.x):
+            u = adj[i]
+            if v > u and u != up:
+                vstat = hook(parent, vstat, u)
+
+
+@kernel
+def uf_flatten(parent: Array[i32], labels: Array[i64], n: i32):
+    """labels[v] = the root of v's tree: the smallest vertex of v's component."""
+    for v in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        r = parent[v]
+        while r > parent[r]:
+            r = parent[r]
+        labels[v] = i64(r)
+
+
+CSR_KERNELS = ("cc_edges_count_i64", "cc_edges_count_i32", "uf_degree_i64", "uf_degree_i32",
+               "uf_scan_sums", "uf_scan_write", "uf_fill_i64", "uf_fill_i32")
+UF_KERNELS = ("uf_init", "uf_compute1", "uf_compute2", "uf_compute3", "uf_flatten")
+
+
+# --- host side ------------------------------------------------------------------
+
+def build_csr(n: int, arr, device, grid: int, block: int, launch):
+    """(off, adj, directed edges): the graph in CSR on the device (see the module
+    docstring); arr: the host edges or DeviceEdges (shiloach_vishkin.edge_input)."""
+    from .sequential import INT32_MAX, validate_edges
+    from .shiloach_vishkin import DeviceEdges, host_edges, raw_edges
+    m_in = len(arr)
+    R = arr.R if isinstance(arr, DeviceEdges) else device.to_device(raw_edges(arr))
+    wide = R.dtype == np.int64
+    chunk = -(-m_in // (grid * block)) * block
+    counts = device.zeros(grid + 1, np.int32)
+    launch(K.cc_edges_count_i64 if wide else K.cc_edges_count_i32, R, counts, n, m_in, chunk)
+    c = counts.to_host().astype(np.int64)
+    if c[grid]:
+        validate_edges(n, host_edges(arr))            # raises, naming the first bad edge
+        raise RuntimeError(f"the device counted {c[grid]} edges out of range, the host none")
+    half = int(c[:grid].sum())
+    if 2 * half > INT32_MAX:
+        raise ValueError(f"{half} edges (not counting self-loops) give {2 * half} directed "
+                         f"edges, more than the int32 edge index allows ({INT32_MAX})")
+    deg = device.zeros(n, np.int32)
+    launch(uf_degree_i64 if wide else uf_degree_i32, R, deg, m_in)
+    vchunk = -(-n // (grid * block)) * block
+    sums = device.zeros(grid, np.int64)
+    launch(uf_scan_sums, deg, sums, n, vchunk)
+    base = np.zeros(grid, dtype=np.int64)
+    np.cumsum(sums.to_host()[:grid - 1], out=base[1:])
+    off = device.empty(n + 1, np.int32)
+    launch(uf_scan_write, deg, device.to_device(base), off, n, vchunk)
+    adj = device.empty(max(2 * half, 1), np.int32)
+    launch(uf_fill_i64 if wide else uf_fill_i32, R, off, deg, adj, m_in)
+    return off, adj, 2 * half
+
+
+def union_find_csr(n: int, off, adj, device, grid: int, block: int, launch,
+                   warp_degree: int = WARP_DEGREE, block_degree: int = BLOCK_DEGREE):
+    """The ECL-CC kernels on a CSR graph already on the device; labels (int64 device
+    array)."""
+    parent = device.empty(n, np.int32)
+    wl = device.empty(n, np.int32)
+    top = device.zeros(2, np.int32)
+    labels = device.empty(n, np.int64)
+    launch(uf_init, off, adj, parent, n, warp_degree)
+    launch(uf_compute1, off, adj, parent, wl, top, n, warp_degree, block_degree)
+    launch(uf_compute2, off, adj, parent, wl, top)
+    launch(uf_compute3, off, adj, parent, wl, top, n)
+    launch(uf_flatten, parent, labels, n)
+    return labels
+
+
+def default_geometry(device, items: int):
+    """(grid, block) of the CSR build: blocks of 256, one thread per item up to four times
+    the threads the device holds at once (4 x sm_count x max_threads_per_sm)."""
+    from .shiloach_vishkin import BLOCK
+    resident = int(device.sm_count) * int(device.max_threads_per_sm)
+    return max(1, min(-(-items // BLOCK), 4 * resident // BLOCK)), BLOCK
+
+
+def vertex_geometry(n: int):
+    """(grid, block) of the union-find kernels by default: a thread per vertex, no
+    striding.  Their walks are chains of dependent random reads: latency-bound, they
+    need every resident warp, and a thread that owns one vertex keeps one walk's
+    latency, not several in series; the GPU hands out blocks as others finish, which
+    balances the uneven walks.  On an H100 (docs/results/gpu-end-to-end-h100.md,
+    2026-11-25, uniform 2^22 / 2^24 and Kronecker 21/16) the union-find kernels took,
+    by threads: 2.64 / 13.78 ms at 32,768, 0.91 / 1.46 ms at 1,081,344 (4x resident,
+    the default before) and 0.511 / 1.243 ms at a thread per vertex."""
+    from .shiloach_vishkin import BLOCK
+    return max(1, -(-int(n) // BLOCK)), BLOCK
+
+
+def union_find(n, edges, device, threads=None, seed=0, launch_options=None,
+               warp_degree: int = WARP_DEGREE, block_degree: int = BLOCK_DEGREE):
+    """label(..., method="union-find"): (labels int64 device array, launches, p of the
+    union-find kernels, m_directed).  threads (None: default_geometry for the CSR build,
+    vertex_geometry for the union-find kernels) and launch_options as for Shiloach-Vishkin (every launch gets its own seed
+    under schedule="random", derived from the base seed and its position)."""
+    from .shiloach_vishkin import edge_input, geometry, host_edges
+    from .sequential import validate_edges
+    if isinstance(warp_degree, bool) or int(warp_degree) < 0 or int(block_degree) < int(warp_degree):
+        raise ValueError("need 0 <= warp_degree <= block_degree, got "
+                         f"{warp_degree!r}, {block_degree!r}")
+    arr = edge_input(n, edges, device)
+    n = int(n)
+    if n == 0:
+        if len(arr):
+            validate_edges(n, host_edges(arr))
+        return device.zeros(0, np.int64), [], 0, 0
+    if threads is None:
+        grid, block = default_geometry(device, max(n, len(arr)))
+        uf_grid, _ = vertex_geometry(n)
+    else:
+        grid, block = geometry(threads, max(n, len(arr)))
+        uf_grid = grid
+    opts = dict(launch_options or {})
+    base_seed = opts.pop("seed", seed)
+    randomized = opts.get("schedule", "fixed") == "random"
+    launches = []
+
+    def launch(kernel, *args, kernel_grid=grid):
+        o = dict(opts)
+        if randomized:
+            o["seed"] = int(np.random.SeedSequence([int(base_seed), len(launches), 2])
+                            .generate_state(1)[0] & 0x7FFFFFFF)
+        launches.append(device.launch(kernel, kernel_grid, block, *args, **o))
+
+    def uf_launch(kernel, *args):
+        launch(kernel, *args, kernel_grid=uf_grid)
+
+    if len(arr):
+        off, adj, m = build_csr(n, arr, device, grid, block, launch)
+    else:
+        off, adj, m = device.zeros(n + 1, np.int32), device.zeros(1, np.int32), 0
+    labels = union_find_csr(n, off, adj, device, uf_grid, block, uf_launch, int(warp_degree),
+                            int(block_degree))
+    return labels, launches, uf_grid * block, m

@@ -1,0 +1,469 @@
+"""The config schema: one frozen dataclass per TOML section, each field with its
+description, smallest value and (for an optional key) default, and each section's
+consistency checks (moved out of simgpu/configs/__init__.py).
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+# --------------------------------------------------------------------------- #
+# Parsing and validation
+# --------------------------------------------------------------------------- #
+
+def _doc(cls: type, name: str) -> str:
+    return next(f.metadata.get("doc", "") for f in dataclasses.fields(cls) if f.name == name)
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.4g} {unit}"
+    return f"{n} B"
+
+
+def _dims(d: tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(x) for x in d) + ")"
+
+
+#: How far ``memory.peak_bandwidth_gbps`` may stray from bus width x clock x data rate.
+BANDWIDTH_TOLERANCE = 0.02
+
+
+class ConfigError(ValueError):
+    """A GPU config file is missing, malformed, or inconsistent."""
+
+
+# --------------------------------------------------------------------------- #
+# Field helpers. Each field carries a short description that error messages
+# quote, and the smallest value it accepts ("positive" or "nonnegative").
+# --------------------------------------------------------------------------- #
+
+_POSITIVE = "positive"
+_NONNEGATIVE = "nonnegative"
+
+
+def _f(doc: str, minimum: str | None = _POSITIVE, default: Any = dataclasses.MISSING):
+    return field(default=default, metadata={"doc": doc, "min": minimum})
+
+
+def _opt(doc: str, minimum: str | None = _POSITIVE, default: Any = None):
+    """A key that may be omitted: it then reads as ``default``, which the loader fills in
+    after validating what the file gave (None: the feature is off, e.g. no bound)."""
+    return field(default=default, metadata={"doc": doc, "min": minimum, "optional": True})
+
+
+# --------------------------------------------------------------------------- #
+# Sections
+# --------------------------------------------------------------------------- #
+
+_ARCH_RE = re.compile(r"^sm_(\d+)([a-z]?)$")   # "sm_13", "sm_90", "sm_90a", "sm_100"
+_CC_RE = re.compile(r"^(\d+)\.(\d+)$")
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    """``[gpu]``: identity, SM count and the clock that issues instructions."""
+
+    name: str = _f("display name", None)
+    arch: str = _f('architecture, "sm_" + major + minor digits, e.g. "sm_13"', None)
+    compute_capability: str = _f('compute capability "major.minor", e.g. "1.3"', None)
+    sm_count: int = _f("number of streaming multiprocessors")
+    cores_per_sm: int = _f("scalar cores (lanes) per SM")
+    core_clock_mhz: float = _f("clock that issues instructions, in MHz")
+    warp_size: int = _f("threads per warp")
+
+    @property
+    def arch_number(self) -> int:
+        """13 for "sm_13", 90 for "sm_90" (and "sm_90a")."""
+        return int(_ARCH_RE.match(self.arch).group(1))
+
+    @property
+    def cc_major(self) -> int:
+        return int(self.compute_capability.split(".")[0])
+
+    @property
+    def cc_minor(self) -> int:
+        return int(self.compute_capability.split(".")[1])
+
+    @property
+    def total_cores(self) -> int:
+        return self.sm_count * self.cores_per_sm
+
+    @property
+    def core_clock_hz(self) -> float:
+        return self.core_clock_mhz * 1e6
+
+    @property
+    def cycle_ns(self) -> float:
+        """Length of one core cycle in nanoseconds."""
+        return 1e3 / self.core_clock_mhz
+
+    def _check(self, err) -> None:
+        m = _ARCH_RE.match(self.arch)
+        if not m:
+            err("arch", f'expected "sm_XY" such as "sm_13" or "sm_90", got {self.arch!r}')
+        c = _CC_RE.match(self.compute_capability)
+        if not c:
+            err("compute_capability", f'expected "major.minor" such as "1.3", got {self.compute_capability!r}')
+        if m.group(1) != c.group(1) + c.group(2):
+            err("compute_capability",
+                f"{self.compute_capability!r} does not match arch {self.arch!r} "
+                f'(compute capability "M.m" goes with arch "sm_Mm")')
+
+
+@dataclass(frozen=True)
+class Limits:
+    """``[limits]``: launch and occupancy limits (the CUDA guide's per-CC table)."""
+
+    max_threads_per_block: int = _f("threads per block")
+    max_block_dim: tuple[int, int, int] = _f("block dimensions [x, y, z]")
+    max_grid_dim: tuple[int, int, int] = _f("grid dimensions [x, y, z]")
+    max_threads_per_sm: int = _f("resident threads per SM")
+    max_blocks_per_sm: int = _f("resident blocks per SM")
+    max_warps_per_sm: int = _f("resident warps per SM")
+    registers_per_sm: int = _f("32-bit registers per SM")
+    shared_memory_per_sm_bytes: int = _f("shared memory per SM in bytes")
+    shared_memory_per_block_bytes: int = _f("shared memory per block in bytes")
+    max_registers_per_thread: int = _f("registers per thread")
+
+    def _check(self, err, gpu: GpuInfo) -> None:
+        if self.max_threads_per_sm % gpu.warp_size or self.max_warps_per_sm != self.max_threads_per_sm // gpu.warp_size:
+            err("max_warps_per_sm",
+                f"expected max_threads_per_sm / gpu.warp_size = "
+                f"{self.max_threads_per_sm} / {gpu.warp_size}, got {self.max_warps_per_sm}")
+        if self.max_threads_per_block > self.max_threads_per_sm:
+            err("max_threads_per_block",
+                f"{self.max_threads_per_block} exceeds max_threads_per_sm = {self.max_threads_per_sm}")
+        if any(d > self.max_threads_per_block for d in self.max_block_dim[:2]):
+            err("max_block_dim", f"{list(self.max_block_dim)}: x and y cannot exceed max_threads_per_block")
+        if self.shared_memory_per_block_bytes > self.shared_memory_per_sm_bytes:
+            err("shared_memory_per_block_bytes",
+                f"{self.shared_memory_per_block_bytes} exceeds shared_memory_per_sm_bytes = "
+                f"{self.shared_memory_per_sm_bytes}")
+
+
+@dataclass(frozen=True)
+class IssueModel:
+    """``[issue]``: how fast an SM issues and how long results take."""
+
+    warp_issue_cycles: float = _f("cycles for one SM to issue one warp instruction (4 on CC 1.3, 0.25 on Hopper)")
+    schedulers_per_sm: int = _f("warp schedulers per SM")
+    alu_latency_cycles: int = _f("cycles until an arithmetic result can be read")
+    shared_memory_latency_cycles: int = _f("cycles of a shared-memory load")
+    kernel_launch_overhead_us: float = _f("time added per kernel launch, in microseconds", _NONNEGATIVE)
+    kernel_fixed_us: float = _opt("the GPU's own fixed time per kernel (dispatch, drain), "
+                                  "in microseconds", _NONNEGATIVE, 0.0)
+    block_dispatch_ns: float = _opt("the GPU's time per thread block on top of it, in ns",
+                                    _NONNEGATIVE, 0.0)
+    warp_first_load_ns: float = _opt("how much later a warp's first global load is issued "
+                                     "than its instruction is reached, in ns", _NONNEGATIVE, 0.0)
+    max_outstanding_misses_per_sm: int | None = _opt(
+        "MSHR-like bound: global transactions of loads and atomics one SM may have waiting "
+        "for their data; the next one waits for a slot (default: no bound)")
+
+    @property
+    def warp_instructions_per_cycle(self) -> float:
+        """Warp instructions one SM issues per cycle (0.25 on CC 1.3, 4 on Hopper)."""
+        return 1.0 / self.warp_issue_cycles
+
+    @property
+    def scheduler_issue_interval_cycles(self) -> float:
+        """Cycles between two issues of one scheduler (4 on CC 1.3, 1 on Hopper)."""
+        return self.warp_issue_cycles * self.schedulers_per_sm
+
+
+_COALESCING = ("half-warp", "sector")
+
+
+@dataclass(frozen=True)
+class MemoryModel:
+    """``[memory]``: global memory, its partitions (channels) and DRAM timing."""
+
+    technology: str = _f('memory technology, e.g. "GDDR3", "HBM3"', None)
+    global_memory_bytes: int = _f("global memory size in bytes")
+    bus_width_bits: int = _f("total memory bus width in bits")
+    memory_clock_mhz: float = _f("memory clock in MHz")
+    data_rate: int = _f("transfers per memory clock (2 for DDR)")
+    peak_bandwidth_gbps: float = _f("peak bandwidth in GB/s (10^9 bytes/s)")
+    partitions: int = _f("independent memory partitions (channels)")
+    partition_interleave_bytes: int = _f("bytes mapped to one partition before moving to the next")
+    dram_banks_per_partition: int = _f("DRAM banks per partition")
+    row_buffer_bytes: int = _f("bytes of one open DRAM row")
+    min_access_bytes: int = _f("smallest memory transaction in bytes")
+    interconnect_latency_cycles: int = _f("SM <-> partition round trip outside DRAM, in core cycles", _NONNEGATIVE)
+    coalescing: str = _f('"half-warp" (CC 1.2/1.3 segments) or "sector" (CC 2.x+ 32-byte sectors)', None)
+    interconnect_flit_bytes: int | None = _opt(
+        "bytes one port of the SM <-> partition interconnect moves per interconnect cycle "
+        "(default: no interconnect bandwidth model, only interconnect_latency_cycles)")
+    interconnect_clock_mhz: float | None = _opt("clock of the interconnect, in MHz "
+                                                "(required with interconnect_flit_bytes)")
+    interconnect_header_bytes: int = _opt(
+        "bytes of a packet's header (address, ids) besides its data", _NONNEGATIVE, 0)
+    interconnect_queue_packets: int | None = _opt(
+        "packets the queue at each port of the interconnect holds; a sender whose packet "
+        "finds it full waits (default: no bound)")
+    interconnect_sms_per_port: int = _opt(
+        "SMs that share one port of the interconnect (a TPC on GT200)", _POSITIVE, 1)
+
+    @property
+    def computed_bandwidth_gbps(self) -> float:
+        """bus width / 8 x memory clock x data rate, in GB/s."""
+        return self.bus_width_bits / 8 * self.memory_clock_mhz * 1e6 * self.data_rate / 1e9
+
+    @property
+    def partition_width_bits(self) -> int:
+        return self.bus_width_bits // self.partitions
+
+    @property
+    def partition_bandwidth_gbps(self) -> float:
+        """Peak bandwidth of one partition, in GB/s."""
+        return self.peak_bandwidth_gbps / self.partitions
+
+    def _check(self, err) -> None:
+        computed = self.computed_bandwidth_gbps
+        if abs(self.peak_bandwidth_gbps - computed) > BANDWIDTH_TOLERANCE * computed:
+            err("peak_bandwidth_gbps",
+                f"{self.peak_bandwidth_gbps} GB/s is not within {BANDWIDTH_TOLERANCE:.0%} of "
+                f"bus_width_bits / 8 x memory_clock_mhz x data_rate = "
+                f"{self.bus_width_bits}/8 x {self.memory_clock_mhz:g} MHz x {self.data_rate} = {computed:.1f} GB/s")
+        if self.bus_width_bits % self.partitions:
+            err("partitions",
+                f"bus_width_bits = {self.bus_width_bits} does not split evenly over {self.partitions} partitions")
+        if self.partition_interleave_bytes % self.min_access_bytes:
+            err("partition_interleave_bytes",
+                f"{self.partition_interleave_bytes} is not a multiple of min_access_bytes = {self.min_access_bytes}")
+        if (self.interconnect_flit_bytes is None) != (self.interconnect_clock_mhz is None):
+            err("interconnect_clock_mhz", "interconnect_flit_bytes and interconnect_clock_mhz go "
+                                          "together: give both or neither")
+        if self.coalescing not in _COALESCING:
+            err("coalescing", f"expected one of {', '.join(map(repr, _COALESCING))}, got {self.coalescing!r}")
+
+
+@dataclass(frozen=True)
+class DramTiming:
+    """``[dram]``: the DRAM devices behind each partition and their controller.
+
+    Timings are in cycles of ``memory.memory_clock_mhz`` (the memory clock, not
+    the SM clock; the model converts them).  A partition's bus is split into
+    ``subchannels`` (HBM pseudo-channels; 1 where the partition's chips work in
+    lockstep, as GDDR3's), each with its own data bus, banks and queues.
+    """
+
+    subchannels: int = _f("independent sub-channels per partition (HBM pseudo-channels), "
+                          "each with its own data bus and banks")
+    bank_groups: int = _f("bank groups per sub-channel (1: none)")
+    burst_length: int = _f("transfers per burst (BL); a burst moves sub-channel width x BL bits")
+    tcl: int = _f("read command to first data (CAS latency), memory cycles")
+    twl: int = _f("write command to first data (write latency), memory cycles", _NONNEGATIVE)
+    trcd: int = _f("activate to read/write command, memory cycles")
+    trp: int = _f("precharge to activate, memory cycles")
+    tras: int = _f("activate to precharge, memory cycles")
+    trc: int = _f("activate to activate in one bank, memory cycles")
+    trrd: int = _f("activate to activate in different banks (different bank groups), memory cycles",
+                   _NONNEGATIVE)
+    trrd_l: int = _f("activate to activate in one bank group, memory cycles", _NONNEGATIVE)
+    tfaw: int = _f("window in which at most four activates may issue (0: no such limit), "
+                   "memory cycles", _NONNEGATIVE)
+    tccd: int = _f("column command to column command (different bank groups), memory cycles")
+    tccd_l: int = _f("column command to column command in one bank group, memory cycles")
+    twtr: int = _f("end of write data to a read command, memory cycles", _NONNEGATIVE)
+    trtp: int = _f("read command to precharge, memory cycles", _NONNEGATIVE)
+    twr: int = _f("end of write data to precharge (write recovery), memory cycles", _NONNEGATIVE)
+    trtw: int = _f("idle data-bus cycles between read data and write data (bus turnaround), "
+                   "memory cycles", _NONNEGATIVE)
+    trefi: int = _f("interval between all-bank refreshes (0: refresh not modeled), memory cycles",
+                    _NONNEGATIVE)
+    trfc: int = _f("duration of an all-bank refresh, memory cycles", _NONNEGATIVE)
+    read_queue_depth: int = _f("reads a sub-channel's scheduler holds (its FR-FCFS window)")
+    write_queue_depth: int = _f("writes a sub-channel's write queue holds")
+    write_drain_high: int = _f("queued writes at which the sub-channel starts draining them")
+    write_drain_low: int = _f("queued writes left when a drain stops", _NONNEGATIVE)
+
+    def _check(self, err, memory: MemoryModel) -> None:
+        if memory.bus_width_bits // memory.partitions % self.subchannels:
+            err("subchannels", f"a {memory.partition_width_bits}-bit partition does not split into "
+                               f"{self.subchannels} sub-channels")
+        banks = memory.dram_banks_per_partition
+        if banks % self.subchannels or banks // self.subchannels % self.bank_groups:
+            err("bank_groups", f"memory.dram_banks_per_partition = {banks} does not split into "
+                               f"{self.subchannels} sub-channel(s) x {self.bank_groups} bank group(s)")
+        burst = memory.partition_width_bits // self.subchannels // 8 * self.burst_length
+        if memory.min_access_bytes % burst or memory.partition_interleave_bytes % (
+                burst * self.subchannels * self.bank_groups):
+            err("burst_length", f"a burst of {burst} B must divide memory.min_access_bytes = "
+                                f"{memory.min_access_bytes}, and the partition interleave "
+                                f"({memory.partition_interleave_bytes} B) must hold a burst in each "
+                                f"sub-channel and bank group")
+        if memory.row_buffer_bytes % burst:
+            err("burst_length", f"memory.row_buffer_bytes = {memory.row_buffer_bytes} is not a "
+                                f"whole number of {burst} B bursts")
+        if self.trc < self.tras:
+            err("trc", f"{self.trc} is below tras = {self.tras} (a row cycle contains the active time)")
+        if self.trrd_l < self.trrd or self.tccd_l < self.tccd:
+            err("trrd_l", "the same-bank-group limits (trrd_l, tccd_l) cannot be below trrd, tccd")
+        if not self.write_drain_low < self.write_drain_high <= self.write_queue_depth:
+            err("write_drain_high", f"expected write_drain_low < write_drain_high <= "
+                                    f"write_queue_depth, got {self.write_drain_low}, "
+                                    f"{self.write_drain_high}, {self.write_queue_depth}")
+
+    def memory_cycles_to_core(self, config) -> float:
+        """SM cycles per memory cycle."""
+        return config.gpu.core_clock_mhz / config.memory.memory_clock_mhz
+
+
+@dataclass(frozen=True)
+class CacheModel:
+    """``[cache]``: caches on the global-memory path (absent on CC 1.x).
+
+    With ``present = false`` only ``present`` may be given; with
+    ``present = true`` every key except ``l2_bandwidth_gbps`` is required.
+    """
+
+    present: bool = _f("whether global loads go through L1/L2 caches", None)
+    l1_bytes_per_sm: int | None = _opt("L1 data cache per SM in bytes")
+    l1_line_bytes: int | None = _opt("L1 line size in bytes")
+    sector_bytes: int | None = _opt("sector size in bytes")
+    l1_latency_cycles: int | None = _opt("cycles of an L1 hit")
+    l1_sets: int | None = _opt("sets of the L1 (its ways follow from its size)", _POSITIVE, 4)
+    l2_bytes: int | None = _opt("L2 size in bytes")
+    l2_latency_cycles: int | None = _opt("cycles of an L2 hit")
+    l2_bandwidth_gbps: float | None = _opt("L2 bandwidth in GB/s (loads)")
+    l2_store_bandwidth_gbps: float | None = _opt("L2 bandwidth of stores in GB/s (default: "
+                                                 "l2_bandwidth_gbps)")
+    l2_combined_bandwidth_gbps: float | None = _opt("L2 bandwidth of loads and stores together "
+                                                    "in GB/s (default: l2_bandwidth_gbps)")
+    l2_dirty_bytes: int | None = _opt("most written (dirty) data the L2 keeps; beyond it the "
+                                      "oldest is written back (default: no limit)")
+    l2_fill_bytes: int | None = _opt("bytes fetched from DRAM per L2 load miss, a multiple of "
+                                     "sector_bytes (default: one sector)")
+
+    l2_halves: int | None = _opt("1 or 2: an L2 split in two halves that each cache "
+                                 "what their own SMs read (Ampere, Hopper)", _POSITIVE, 1)
+    l2_far_latency_cycles: int | None = _opt("with two halves: cycles more for data from the "
+                                             "other half", _POSITIVE, 0)
+
+    l2_fabric_bandwidth_gbps: float | None = _opt("with two halves: GB/s of the link each way "
+                                                  "between them, shared by the store data and "
+                                                  "the far loads' data that go that way "
+                                                  "(default: no limit)")
+
+    l2_request_cycles: float | None = _opt("cycles an L2 slice takes per request (an "
+                                           "instruction's sectors of one 128-B line), besides "
+                                           "its bytes", _POSITIVE, 0.0)
+
+    _OPTIONAL_WHEN_PRESENT = ("l2_request_cycles", "l2_bandwidth_gbps", "l2_store_bandwidth_gbps",
+                              "l2_combined_bandwidth_gbps", "l1_sets", "l2_dirty_bytes",
+                              "l2_fill_bytes", "l2_halves", "l2_far_latency_cycles",
+                              "l2_fabric_bandwidth_gbps")
+
+    def _check(self, err) -> None:
+        others = [f.name for f in dataclasses.fields(self) if f.name != "present"]
+        if self.present:
+            for name in others:
+                if getattr(self, name) is None and name not in self._OPTIONAL_WHEN_PRESENT:
+                    err(name, f"missing; required when present = true ({_doc(type(self), name)})")
+            if self.l1_line_bytes % self.sector_bytes:
+                err("l1_line_bytes", f"{self.l1_line_bytes} is not a multiple of sector_bytes = {self.sector_bytes}")
+            if self.l2_fill_bytes is not None and (self.l2_fill_bytes % self.sector_bytes
+                                                   or self.l2_fill_bytes > self.l1_line_bytes):
+                err("l2_fill_bytes", f"{self.l2_fill_bytes} is not a multiple of sector_bytes = "
+                                     f"{self.sector_bytes} up to a line ({self.l1_line_bytes})")
+            if self.l2_halves not in (None, 1, 2):
+                err("l2_halves", f"{self.l2_halves}: the model knows an L2 of 1 or 2 halves")
+            elif (self.l2_halves or 1) == 1:
+                for name in ("l2_far_latency_cycles", "l2_fabric_bandwidth_gbps"):
+                    if getattr(self, name) is not None:
+                        err(name, "given for an L2 of one half; set l2_halves = 2 or remove it")
+            if self.l1_sets is not None and self.l1_bytes_per_sm < self.l1_sets * self.l1_line_bytes:
+                err("l1_sets", f"{self.l1_sets} sets of {self.l1_line_bytes} B lines do not fit in "
+                               f"l1_bytes_per_sm = {self.l1_bytes_per_sm}")
+        else:
+            for name in others:
+                if getattr(self, name) is not None:
+                    err(name, "given although present = false; remove it (it would have no effect)")
+
+
+@dataclass(frozen=True)
+class PcieModel:
+    """``[pcie]``: the host link."""
+
+    generation: int = _f("PCI Express generation")
+    bandwidth_gbps: float = _f("effective host<->device bandwidth in GB/s")
+    latency_us: float = _f("fixed cost of one host<->device copy in microseconds", _NONNEGATIVE)
+
+
+@dataclass(frozen=True)
+class AtomicsModel:
+    """``[atomics]``: global-memory atomic operations."""
+
+    global_atomic_latency_cycles: int = _f("cycles of one uncontended global atomic")
+    same_address_serialization_cycles: float = _f(
+        "cycles between two atomics to the same address (with an L2: the time one sector "
+        "of a warp's atomic request holds its L2 slice)", _NONNEGATIVE)
+    unit_cycles_per_operation: float = _opt(
+        "cycles the atomic unit (at a partition, or an L2 slice) takes per operation: its "
+        "throughput for distinct addresses (0: no limit besides the serialization)",
+        _NONNEGATIVE, 0.0)
+    same_address_lanes_merged: bool = _opt(
+        "whether the unit does a warp's lanes on one transaction (an L2 sector) as one "
+        "operation (false: one operation per lane, serialized per address)", None, False)
+
+
+@dataclass(frozen=True)
+class TlbModel:
+    """``[tlb]``: address translation (optional section: without it, addresses are not
+    translated and arrays are not page-aligned; capacity is enforced either way)."""
+
+    page_bytes: int = _f("bytes one TLB entry translates (a power of two)")
+    l1_entries: int = _f("entries of one L1 TLB")
+    l1_ways: int = _f("ways of the L1 TLB (= l1_entries: fully associative)")
+    sms_per_l1: int = _f("SMs that share one L1 TLB (1: per SM; 3 on GT200: per TPC)")
+    l2_entries: int = _f("entries of the shared L2 TLB")
+    l2_ways: int = _f("ways of the L2 TLB (= l2_entries: fully associative)")
+    l2_hit_cycles: int = _f("cycles an L1 TLB miss adds when the L2 TLB holds the entry",
+                            _NONNEGATIVE)
+    walk_cycles: int = _f("cycles of the page walker's own per walk, besides its reads "
+                          "of page-table entries through the memory system", _NONNEGATIVE)
+    walkers: int = _f("page walks in flight at once")
+    pde_span_bytes: int = _f("virtual bytes one page-directory entry covers (a power of two)")
+    pte_bytes: int = _f("bytes of one page-table entry")
+    pde_cache_entries: int = _f("page-directory entries the walker keeps (0: every walk "
+                                "reads its PDE)", _NONNEGATIVE)
+
+    @property
+    def l1_reach_bytes(self) -> int:
+        return self.l1_entries * self.page_bytes
+
+    @property
+    def l2_reach_bytes(self) -> int:
+        return self.l2_entries * self.page_bytes
+
+    def _check(self, err) -> None:
+        for name in ("page_bytes", "pde_span_bytes"):
+            v = getattr(self, name)
+            if v & (v - 1):
+                err(name, f"{v} is not a power of two")
+        if self.pde_span_bytes % self.page_bytes:
+            err("pde_span_bytes", f"{self.pde_span_bytes} is not a multiple of page_bytes = "
+                                  f"{self.page_bytes}")
+        for level in ("l1", "l2"):
+            entries, ways = getattr(self, level + "_entries"), getattr(self, level + "_ways")
+            if ways > entries or entries % ways:
+                err(level + "_ways", f"{ways} ways do not divide {entries} entries evenly")
+
+
+_SECTIONS: dict[str, type] = {
+    "gpu": GpuInfo,
+    "limits": Limits,
+    "issue": IssueModel,
+    "memory": MemoryModel,
+    "dram": DramTiming,
+    "cache": CacheModel,
+    "pcie": PcieModel,
+    "atomics": AtomicsModel,
+    "tlb": TlbModel,
+}
+_OPTIONAL_SECTIONS = ("tlb",)

@@ -1,0 +1,412 @@
+"""One DRAM sub-channel: its banks, its data bus, its controller's queues.
+
+The controller places each transaction's commands when the transaction arrives
+(a reservation table), obeying the DRAM's timing rules:
+
+* a bank with another row open is precharged (no sooner than ``tRAS`` after its
+  activate, ``tRTP`` after its last read, ``tWR`` after its last write data) and
+  activated ``tRP`` later; a bank activates at most every ``tRC``, two banks
+  ``tRRD`` apart (``tRRD_L`` in one bank group), and at most four activates fall
+  in any ``tFAW``;
+* a read or write command comes ``tRCD`` after the activate; its data take the
+  bus ``CL`` (``WL``) later, for ``burst_length / 2`` memory cycles a burst;
+  column commands to one bank group are ``tCCD_L`` apart;
+* the data bus turns around: a read's data start ``tWTR + CL`` after the last
+  write data, a write's ``tRTW`` after the last read data;
+* every ``tREFI`` the sub-channel refreshes (all banks) for ``tRFC``: the rows
+  are closed and nothing is activated meanwhile (where the config gives tREFI).
+
+First-ready, first-come-first-served (FR-FCFS): a transaction takes the earliest
+bus slot its bank allows, ahead of older ones still waiting for theirs (the
+slots between reservations are free to later transactions); an activate goes
+into the earliest slot the activate rules leave.  A transaction's time is fixed
+when it arrives (the engines need it then), so a later row hit never delays an
+older transaction already placed; within a batch arriving together the order is
+FR-FCFS proper (``Dram.serve``).
+
+Queues are bounded: a read holds a place in the read queue from its arrival to
+its column command; when ``read_queue_depth`` are held, a new read waits for the
+first to leave.  Writes are acknowledged when the write queue takes them, and
+wait there until ``write_drain_high`` are queued (then the oldest are drained down
+to ``write_drain_low``, together, so that the bus turns around once) or until the
+bus has nothing else to do.
+
+State is in flat lists and plain attributes: this runs once per transaction.
+"""
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from heapq import heappop, heappush
+
+__all__ = ["Timing", "SubChannel"]
+
+_NEVER = -1e18
+
+
+def _bank_row(write: tuple) -> tuple:
+    return write[1], write[2]
+
+
+class Timing:
+    """A config's ``[dram]`` timings in SM cycles, and the sub-channel's shape."""
+
+    def __init__(self, config):
+        d, m = config.dram, config.memory
+        k = config.gpu.core_clock_mhz / m.memory_clock_mhz      # SM cycles per memory cycle
+        self.per_memory_cycle = k
+        self.cl, self.wl, self.rcd, self.rp = d.tcl * k, d.twl * k, d.trcd * k, d.trp * k
+        self.ras, self.rc, self.rrd, self.rrd_l = d.tras * k, d.trc * k, d.trrd * k, d.trrd_l * k
+        self.faw, self.ccd, self.ccd_l = d.tfaw * k, d.tccd * k, d.tccd_l * k
+        self.wtr, self.rtp, self.wr, self.rtw = d.twtr * k, d.trtp * k, d.twr * k, d.trtw * k
+        self.burst = d.burst_length / m.data_rate * k                # a burst on the bus
+        self.group_spacing = d.tccd_l * k > max(self.burst, d.tccd * k)
+        if self.ccd > self.burst:                                    # bursts tCCD apart
+            self.burst_slot = self.ccd
+        else:
+            self.burst_slot = self.burst
+        self.groups = d.bank_groups
+        self.refi, self.rfc = d.trefi * k, d.trfc * k               # (0: not modeled)
+        self.read_depth = d.read_queue_depth
+        self.write_depth = d.write_queue_depth
+        self.high, self.low = d.write_drain_high, d.write_drain_low
+        self.write_to_read = self.wtr + self.cl        # bus idle from write data to read data
+        # how far back a reservation can still constrain a new one
+        self.horizon = 4 * (self.faw + self.rrd_l + self.write_to_read + self.rc)
+
+
+class SubChannel:
+    """One data bus and its banks, with the controller's read and write queues."""
+
+    def __init__(self, timing: Timing, banks: int):
+        self.t = timing
+        self.read_depth, self.cl = timing.read_depth, timing.cl   # (read's, per read)
+        self.banks = banks
+        self.per_group = banks // timing.groups
+        # Rows stay open between launches (open-page policy) but this model's state is a
+        # launch's: a bank starts with a row of some earlier launch open (-2), so its first
+        # access precharges and activates; -1 is a closed bank (after a refresh).
+        self.open_row = [-2] * banks
+        self.act_at = [_NEVER] * banks      # each bank's last activate
+        self.col_ok = [0.0] * banks         # earliest column command (activate + tRCD)
+        self.pre_ok = [0.0] * banks         # earliest precharge (tRAS, tRTP, tWR)
+        self.acts: list = []                # recent activates (sorted) ...
+        self.act_groups: list = []          # ... and their bank groups
+        self.last_data_g = [_NEVER] * timing.groups   # last burst's start per group (tCCD_L)
+        self.bus_start: list = []           # data-bus reservations, sorted
+        self.bus_end: list = []
+        self.bus_write: list = []
+        self.tail = 0.0                     # end of the last reservation
+        self.reads: list = []               # heap: when each queued read leaves the queue
+        self.writes: list = []              # heap: when each drained write leaves the queue
+        self.pending: list = []             # writes queued, not yet drained: (arrival, bank, row, n)
+        self.busy = 0.0
+        self.row_hits = 0
+        self.activations = 0
+        self.row_conflicts = 0
+        self.stall = 0.0                    # cycles transactions waited for a full queue
+        self.refreshes = 0
+        self.samples = 0                    # reads arrived, and the reads they found queued
+        self.queued_total = 0
+        self.queued_max = 0
+        self.refreshed = _NEVER             # when the last refresh ended
+        self.next_refresh = timing.refi if timing.refi else float("inf")
+
+    # --- the queues ----------------------------------------------------------------
+
+    def read(self, bank: int, row: int, bursts: int, arrive: float):
+        """A read of ``bursts`` bursts arriving at ``arrive``: (its data are out, how
+        long it waited for a place in the queue)."""
+        reads = self.reads
+        while reads and reads[0] <= arrive:
+            heappop(reads)
+        queued = len(reads)                            # what an arriving read finds
+        self.samples += 1
+        self.queued_total += queued
+        if queued > self.queued_max:
+            self.queued_max = queued
+        if queued >= self.read_depth:                  # full: wait for the first to leave
+            enter = heappop(reads)
+            self.stall += enter - arrive
+        else:
+            enter = arrive
+        if self.pending and self.tail <= enter:
+            self._drain(len(self.pending), self._reads_issued())   # an idle bus: the
+                                                       # queued writes went first
+        start, end = self._access(bank, row, bursts, enter, False)
+        heappush(reads, start - self.cl)               # leaves at its (first) column command
+        return end, enter - arrive
+
+    def write(self, bank: int, row: int, bursts: int, arrive: float):
+        """A write arriving at ``arrive``: (the write queue has taken it, how long it
+        waited for a place)."""
+        writes, pending = self.writes, self.pending
+        while writes and writes[0] <= arrive:
+            heappop(writes)
+        enter = arrive
+        if len(writes) + len(pending) >= self.t.write_depth and writes:
+            enter = heappop(writes)
+            self.stall += enter - arrive
+        pending.append((enter, bank, row, bursts))
+        if self.tail <= enter:
+            self._drain(len(pending), self._reads_issued())   # nothing else to do
+        elif len(pending) >= self.t.high:
+            self._drain(len(pending) - self.t.low, enter)
+        return enter, enter - arrive
+
+    def flush(self) -> float:
+        """Drain every queued write; return when the bus's last reservation ends."""
+        if self.pending:
+            self._drain(len(self.pending), self._reads_issued())
+        return self.tail
+
+    def _reads_issued(self) -> float:
+        """When the reads queued so far have all issued their commands (from then on
+        the controller drains the write queue)."""
+        return max(self.reads) if self.reads else 0.0
+
+    def _drain(self, k: int, now: float) -> None:
+        """Send ``k`` queued writes to the banks from ``now`` on (a write no sooner
+        than it arrived), chosen FR-FCFS from the whole write queue."""
+        pending = self.pending
+        if k == 1:                                     # (the common case: one write)
+            enter, bank, row, bursts = pending.pop(0)
+            start, _ = self._access(bank, row, bursts, enter if enter > now else now, True)
+            heappush(self.writes, start - self.t.wl)
+            return
+        # FR-FCFS over the whole write queue: the writes to open rows first, then the
+        # oldest write and every queued write to its row, and so on, until k are sent.
+        # (One pass each: the open-row writes; then the others grouped by (bank, row) in
+        # order of each group's oldest write -- the order "the oldest remaining write and
+        # every write to its row" takes them in -- a group cut short where k are reached.)
+        open_row = self.open_row
+        hit = [open_row[w[1]] == w[2] for w in pending]
+        batch = [w for w, h in zip(pending, hit) if h][:k]
+        if len(batch) < k:
+            groups: dict = {}
+            for i, w in enumerate(pending):
+                if not hit[i]:
+                    key = (w[1], w[2])
+                    members = groups.get(key)
+                    if members is None:
+                        groups[key] = [i]
+                    else:
+                        members.append(i)
+            taken = set()
+            for members in groups.values():
+                need = k - len(batch)
+                if need <= 0:
+                    break
+                members = members[:need]
+                batch += [pending[i] for i in members]
+                taken.update(members)
+            self.pending = [w for i, w in enumerate(pending) if not hit[i] and i not in taken]
+        else:
+            kept = len(batch)                      # the first k open-row writes go
+            rest = []
+            for w, h in zip(pending, hit):
+                if h and kept:
+                    kept -= 1
+                else:
+                    rest.append(w)
+            self.pending = rest
+        wl, writes, access = self.t.wl, self.writes, self._access
+        for enter, bank, row, bursts in batch:
+            start, _ = access(bank, row, bursts, enter if enter > now else now, True)
+            heappush(writes, start - wl)
+
+    # --- the banks and the bus -----------------------------------------------------
+
+    def _access(self, bank: int, row: int, bursts: int, t: float, write: bool):
+        """Place one access's commands no sooner than ``t``: (data start, data end)."""
+        tm = self.t
+        if t >= self.next_refresh:
+            self._refresh(t)
+        open_row = self.open_row
+        if open_row[bank] == row:
+            self.row_hits += 1
+            cmd = self.col_ok[bank]
+            if cmd < t:
+                cmd = t
+        else:
+            self.activations += 1
+            if open_row[bank] != -1:                 # close the open row first
+                self.row_conflicts += 1
+                act = self.pre_ok[bank]
+                act = (act if act > t else t) + tm.rp
+            else:
+                act = t
+            ready = self.act_at[bank] + tm.rc
+            if ready > act:
+                act = ready
+            if self.refreshed > act:
+                act = self.refreshed
+            act = self._activate_slot(act, bank // self.per_group)
+            open_row[bank] = row
+            self.act_at[bank] = act
+            cmd = self.col_ok[bank] = act + tm.rcd
+            self.pre_ok[bank] = act + tm.ras
+        first = cmd + (tm.wl if write else tm.cl)
+        burst = tm.burst
+        spacing = tm.group_spacing
+        if spacing:                                  # one bank group: bursts tCCD_L apart
+            group = bank // self.per_group
+            span = burst + (bursts - 1) * tm.ccd_l
+            last = self.last_data_g[group]
+            # (kept to the group's latest burst; one placed well before it, into a gap,
+            # is not checked against the group's earlier ones)
+            if last - tm.ccd_l < first < last + tm.ccd_l:
+                first = last + tm.ccd_l
+        elif bursts == 1:
+            span = burst                             # (burst + 0 * burst_slot)
+        else:
+            span = burst + (bursts - 1) * tm.burst_slot
+        starts = self.bus_start
+        if starts and first < starts[-1]:
+            start = self._place(first, span, write)   # maybe into a gap: search
+            end = start + span
+        else:                                     # after every reservation: append
+            start = first
+            end = start + span
+            if starts:
+                ends, kinds = self.bus_end, self.bus_write
+                prev = kinds[-1]
+                if prev == write:
+                    e = ends[-1]
+                else:
+                    e = ends[-1] + (tm.write_to_read if prev else tm.rtw)
+                if e > start:
+                    start = e
+                    end = start + span
+                if start == ends[-1] and prev == write:
+                    ends[-1] = end                # one reservation with the last
+                else:
+                    starts.append(start)
+                    ends.append(end)
+                    kinds.append(write)
+                    if len(starts) > 64:
+                        self._prune(start)
+            else:
+                starts.append(start)
+                self.bus_end.append(end)
+                self.bus_write.append(write)
+            if end > self.tail:
+                self.tail = end
+        if spacing and end - burst > self.last_data_g[group]:
+            self.last_data_g[group] = end - burst
+        if write:
+            ok = end + tm.wr
+        else:
+            ok = end - burst - tm.cl + tm.rtp        # the last read command + tRTP
+        if ok > self.pre_ok[bank]:
+            self.pre_ok[bank] = ok
+        self.busy += bursts * burst
+        return start, end
+
+    def _activate_slot(self, c: float, group: int) -> float:
+        """The earliest activate time >= ``c`` that keeps tRRD (tRRD_L in one group) to
+        every other activate and at most four in any tFAW; recorded."""
+        tm = self.t
+        acts, groups = self.acts, self.act_groups
+        rrd, rrd_l, faw = tm.rrd, tm.rrd_l, tm.faw
+        if not faw and rrd == rrd_l:                  # (GDDR3: tRRD only, one rule)
+            k = len(acts)
+            if k and c < acts[-1] + rrd:
+                while True:
+                    k = bisect_right(acts, c)
+                    if k and c < acts[k - 1] + rrd:
+                        c = acts[k - 1] + rrd
+                    elif k < len(acts) and acts[k] < c + rrd:
+                        c = acts[k] + rrd
+                    else:
+                        break
+            acts.insert(k, c)
+            groups.insert(k, group)
+            if len(acts) > 64:
+                del acts[:32], groups[:32]
+            return c
+        reach = rrd_l + faw                          # how far an activate constrains another
+        if acts and acts[0] < c - 2 * reach:         # forget what can no longer matter
+            drop = bisect_right(acts, c - 2 * reach)
+            del acts[:drop], groups[:drop]
+        while True:
+            bump = None
+            lo, hi = bisect_left(acts, c - rrd_l), bisect_right(acts, c + rrd_l)
+            for j in range(lo, hi):
+                gap = rrd_l if groups[j] == group else rrd
+                if acts[j] - gap < c < acts[j] + gap:
+                    bump = acts[j] + gap
+                    break
+            if bump is None and faw and len(acts) >= 4:
+                k = bisect_right(acts, c)
+                seq = acts[max(0, k - 4):k] + [c] + acts[k:k + 4]
+                for j in range(len(seq) - 4):
+                    if seq[j + 4] - seq[j] < faw:   # five activates within tFAW
+                        bump = seq[j] + faw if seq[j + 4] == c else seq[j + 4]
+                        break
+            if bump is None:
+                break
+            c = bump
+        k = bisect_right(acts, c)
+        acts.insert(k, c)
+        groups.insert(k, group)
+        return c
+
+    def _prune(self, t: float) -> None:
+        """Forget bus reservations too old to constrain one placed from ``t`` on."""
+        ends = self.bus_end
+        if ends and ends[0] < t - self.t.horizon:
+            drop = bisect_right(ends, t - self.t.horizon)
+            del self.bus_start[:drop], ends[:drop], self.bus_write[:drop]
+
+    def _refresh(self, t: float) -> None:
+        """The refreshes due by ``t``: each closes every row and holds the sub-channel
+        for tRFC, as soon as the bus is free after it is due."""
+        tm = self.t
+        while self.next_refresh <= t:
+            at = self._place(self.next_refresh, tm.rfc, False)
+            self.refreshed = at + tm.rfc          # no activate before the refresh is over
+            self.open_row = [-1] * self.banks
+            self.refreshes += 1
+            self.next_refresh += tm.refi
+
+    def _place(self, first: float, span: float, write: bool) -> float:
+        """The earliest data-bus slot of ``span`` cycles from ``first`` on, with the
+        turnaround between reads and writes kept to both neighbours; recorded."""
+        tm = self.t
+        starts, ends, kinds = self.bus_start, self.bus_end, self.bus_write
+        if len(starts) > 32:
+            self._prune(first)
+        wr, rw = tm.write_to_read, tm.rtw
+        c = first
+        i = bisect_right(starts, c)
+        if i:                                         # the reservation before
+            e = ends[i - 1] + ((rw if write else 0.0) if not kinds[i - 1]
+                               else (0.0 if write else wr))
+            if e > c:
+                c = e
+        n = len(starts)
+        while i < n:                                  # a gap before the next one?
+            pad = (rw if not write else 0.0) if kinds[i] else (wr if write else 0.0)
+            if c + span + pad <= starts[i]:
+                break
+            pad = ((rw if write else 0.0) if not kinds[i] else (0.0 if write else wr))
+            if ends[i] + pad > c:
+                c = ends[i] + pad
+            i += 1
+        end = c + span
+        # Reservations that touch and go the same way are kept as one (a busy bus is
+        # then one long reservation, and the search above stays short).
+        if i and ends[i - 1] == c and kinds[i - 1] == write:
+            ends[i - 1] = end
+            if i < n and starts[i] == end and kinds[i] == write:
+                ends[i - 1] = ends[i]
+                del starts[i], ends[i], kinds[i]
+        elif i < n and starts[i] == end and kinds[i] == write:
+            starts[i] = c
+        else:
+            starts.insert(i, c)
+            ends.insert(i, end)
+            kinds.insert(i, write)
+        if c + span > self.tail:
+            self.tail = c + span
+        return c

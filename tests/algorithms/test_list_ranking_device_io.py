@@ -1,0 +1,145 @@
+"""rank() with device arrays in and out, and its checks on the device
+(device_input.py): the results equal the sequential reference, the caller's
+device array is never written, every kind of invalid input is refused with the
+host's message (the diagnosis runs only then), and the helper kernels are right
+under random schedules."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import simgpu
+from algorithms import list_ranking as LR
+from algorithms.generators import random_forest, random_list
+from algorithms.list_ranking import device_input
+from algorithms.list_ranking.sequential import rank_sequential
+from simgpu.testing import strategies as gst
+
+CONFIGS = [dict(method="wylie"), dict(method="wylie-single-block"),
+           dict(method="random-splitter"), dict(method="random-splitter", walk="paper"),
+           dict(method="random-splitter", packing=48),
+           dict(method="random-splitter", splitters="even")]
+
+
+def cid(cfg):
+    return "-".join(str(v) for v in cfg.values())
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=cid)
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint32", "uint64"])
+def test_device_array_in_device_array_out(cfg, dtype):
+    dev = simgpu.get_device("sim:gtx260")
+    succ = random_forest(700, 9, seed=4)
+    src = dev.to_device(succ.astype(dtype))
+    before = src.to_host().copy()
+    r = LR.rank(src, device=dev, threads=64, **cfg)
+    assert isinstance(r.ranks, simgpu.DeviceArray) and r.ranks.device is dev
+    assert r.ranks.dtype == np.int64
+    np.testing.assert_array_equal(r.ranks.to_host(), rank_sequential(succ))
+    np.testing.assert_array_equal(src.to_host(), before)          # the input is not written
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=cid)
+def test_numpy_in_numpy_out(cfg):
+    succ = random_list(500, 2)
+    r = LR.rank(succ, threads=64, **cfg)
+    assert isinstance(r.ranks, np.ndarray) and r.ranks.dtype == np.int64
+    np.testing.assert_array_equal(r.ranks, rank_sequential(succ))
+
+
+def test_host_methods_read_a_device_array():
+    dev = simgpu.get_device("sim:gtx260")
+    succ = random_forest(200, 5, seed=1)
+    r = LR.rank(dev.to_device(succ.astype(np.int32)), method="sequential")
+    np.testing.assert_array_equal(r.ranks, rank_sequential(succ))
+
+
+def test_an_array_of_another_device_is_refused():
+    a = simgpu.get_device("sim:gtx260").to_device(np.array([1, 1], np.int32))
+    with pytest.raises(ValueError, match="lives on sim:gtx260, not on sim:h100"):
+        LR.rank(a, device="sim:h100")
+
+
+INVALID = [
+    ([1, 5, 2], r"out of range \[0, 3\) at node\(s\) 1"),
+    ([2, 2, 2, 0], r"two or more predecessors: node 2 is the successor of nodes 0, 1"),
+    ([1, 0], r"no tail .* cycle 0 -> 1 -> 0"),
+    ([0, 2, 3, 1], r"3 node\(s\) lie on a cycle and reach no tail: nodes 1, 2, 3"),
+    # one tail, a node with two predecessors: only rank[head] == n - 1 can tell
+    ([1, 2, 2, 2], r"two or more predecessors"),
+    ([3, 3, 3, 3, 3], r"two or more predecessors"),
+    # several tails, a cycle beside them: only the ranks' consistency can tell
+    ([0, 1, 3, 4, 2], r"3 node\(s\) lie on a cycle"),
+    # one tail, a cycle beside the list (the head sum lands on a cycle node)
+    ([1, 1, 3, 2], r"lie on a cycle"),
+]
+
+
+@pytest.mark.parametrize("succ, msg", INVALID)
+@pytest.mark.parametrize("cfg", CONFIGS[:5], ids=cid)
+def test_invalid_device_input_named_as_on_the_host(succ, msg, cfg):
+    dev = simgpu.get_device("sim:gtx260")
+    src = dev.to_device(np.array(succ, dtype=np.int32))
+    with pytest.raises(ValueError, match=msg):
+        LR.rank(src, device=dev, **cfg)
+    np.testing.assert_array_equal(src.to_host(), succ)
+
+
+@pytest.mark.parametrize("succ", [[1, 5, 2], [-1, 0], [1, 2, 0]])
+def test_out_of_range_and_no_tail_refused_even_without_validation(succ):
+    with pytest.raises(ValueError):
+        LR.rank(np.array(succ), validate=False)
+
+
+def test_validation_is_kernels_and_off_skips_them():
+    succ = random_forest(3000, 40, seed=7)
+    on = LR.rank(succ, threads=64)
+    off = LR.rank(succ, threads=64, validate=False)
+    np.testing.assert_array_equal(on.ranks, off.ranks)
+    steps_on = [rep.extra["step"] for rep in on.helper_launches]
+    steps_off = [rep.extra["step"] for rep in off.helper_launches]
+    assert steps_on == ["check", "heads", "heads", "heads", "validate"]
+    assert steps_off == ["check", "heads", "heads", "heads"]
+    single = LR.rank(random_list(3000, 1), threads=64)       # one list: no scatter at all
+    assert [rep.extra["step"] for rep in single.helper_launches] == ["check", "validate"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_helpers_under_random_schedules(seed):
+    succ = random_forest(900, 30, seed=seed)
+    r = LR.rank(succ, threads=64, launch_options=dict(schedule="random", seed=seed))
+    np.testing.assert_array_equal(r.ranks, rank_sequential(succ))
+    assert all(rep.schedule == "random" for rep in r.helper_launches)
+
+
+def test_heads_on_the_device_equal_the_hosts():
+    dev = simgpu.get_device("sim:gtx260")
+    succ = random_forest(5000, 300, seed=3)
+    ctx = LR._Context(dev, 256, None)
+    info = device_input.prepare(ctx, dev.to_device(succ.astype(np.int32)), True, True)
+    want = np.flatnonzero(np.bincount(succ[succ != np.arange(len(succ))],
+                                      minlength=len(succ)) == 0)
+    assert info.n_heads == len(want) and info.tails == len(want)
+    np.testing.assert_array_equal(info.heads.to_host()[:info.n_heads], want)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(succ=gst.forests(max_n=80), dtype=st.sampled_from([np.int32, np.int64]))
+def test_hypothesis_forests_from_device_arrays(succ, dtype):
+    dev = simgpu.get_device("sim:gtx260")
+    r = LR.rank(dev.to_device(succ.astype(dtype)), device=dev, threads=32)
+    np.testing.assert_array_equal(r.ranks.to_host(), rank_sequential(succ))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(succ=gst.arrays(np.int32, min_size=1, max_size=12,
+                       elements=st.integers(0, 11)))
+def test_hypothesis_any_array_is_ranked_or_refused_like_the_host(succ):
+    succ = np.asarray(succ)
+    try:
+        want = rank_sequential(succ)
+    except ValueError as exc:
+        with pytest.raises(ValueError) as got:
+            LR.rank(succ, threads=32)
+        assert str(got.value) == str(exc)
+        return
+    np.testing.assert_array_equal(LR.rank(succ, threads=32).ranks, want)

@@ -1,0 +1,187 @@
+"""Union-find connected components (ECL-CC's design, union_find.py) against scipy:
+every graph family, hypothesis graphs, random schedules and store winners on the
+simulator with low degree thresholds (so that the thread, warp and block kernels
+all get vertices), the CSR built on the device, device arrays in and out, and the
+same on a real GPU (marked gpu)."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import simgpu
+from algorithms import connected_components as cc
+from algorithms import generators as gen
+from algorithms.connected_components import union_find as uf
+from algorithms.connected_components.shiloach_vishkin import edge_input, geometry
+from simgpu.testing import strategies as gst
+
+from .test_connected_components import reference
+
+RANDOM_WARPS = dict(engine="warps", schedule="random")
+
+
+def run(n, edges, device="sim:gtx260", **kw):
+    dev = simgpu.get_device(device)
+    labels, launches, p, m = uf.union_find(n, edges, dev, **kw)
+    return labels.to_host(), launches
+
+
+def families(seed=0):
+    yield gen.uniform_random_graph(200, 260, seed=seed)
+    yield gen.uniform_random_graph(300, 1500, seed=seed)
+    n = 120                                      # a star: the centre has degree n - 1
+    yield n, np.stack([np.full(n - 1, n - 1), np.arange(n - 1)], axis=1)
+    yield 90, np.stack([np.arange(89), np.arange(1, 90)], axis=1)[::-1].copy()   # a path
+    yield 50, np.empty((0, 2), np.int64)
+
+
+@pytest.mark.parametrize("k", range(5))
+def test_families_lockstep_match_scipy(k):
+    n, edges = list(families(k))[k]
+    labels, launches = run(n, edges)
+    assert np.array_equal(labels, reference(n, edges))
+    assert [r.kernel for r in launches][-5:] == list(uf.UF_KERNELS)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_schedules_every_path(seed):
+    """warp_degree=2, block_degree=6: vertices of every kind (thread, warp, block),
+    racing hooks and jumps under random interleavings and store winners."""
+    n, edges = gen.uniform_random_graph(160, 500, seed=seed)
+    deg = np.bincount(edges[edges[:, 0] != edges[:, 1]].ravel(), minlength=n)
+    assert (deg <= 2).any() and ((deg > 2) & (deg <= 6)).any() and (deg > 6).any()
+    labels, launches = run(n, edges, threads=128, warp_degree=2, block_degree=6,
+                           launch_options=dict(RANDOM_WARPS, seed=seed))
+    assert np.array_equal(labels, reference(n, edges))
+    assert all(r.schedule == "random" for r in launches)
+
+
+def test_star_centre_goes_to_a_block_and_leaves_to_threads():
+    n = 40
+    edges = np.stack([np.full(n - 1, 7), np.delete(np.arange(n), 7)], axis=1)
+    dev = simgpu.get_device("sim:gtx260")
+    grid, block = geometry(64, n)
+    launches = []
+
+    def launch(k, *a):
+        launches.append(dev.launch(k, grid, block, *a))
+    off, adj, m = uf.build_csr(n, edge_input(n, edges, dev), dev, grid, block, launch)
+    o, a = off.to_host(), adj.to_host()
+    assert m == 2 * (n - 1) and o[-1] == m
+    for v in range(n):                           # the CSR holds every neighbour once
+        want = sorted(np.delete(np.arange(n), 7)) if v == 7 else [7]
+        assert sorted(a[o[v]:o[v + 1]]) == want
+    parent, wl, top = dev.empty(n, np.int32), dev.empty(n, np.int32), dev.zeros(2, np.int32)
+    dev.launch(uf.uf_init, grid, block, off, adj, parent, n, 4)
+    dev.launch(uf.uf_compute1, grid, block, off, adj, parent, wl, top, n, 4, 16)
+    assert top.to_host().tolist() == [0, 1] and wl.to_host()[n - 1] == 7
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graph=gst.graphs(max_n=48), seed=st.integers(0, 2**31 - 1),
+       degrees=st.sampled_from([(1, 3), (16, 352), (0, 0)]))
+def test_hypothesis_graphs_random_schedules(graph, seed, degrees):
+    n, edges = graph
+    labels, _ = run(n, edges, threads=64, warp_degree=degrees[0], block_degree=degrees[1],
+                    launch_options=dict(RANDOM_WARPS, seed=seed))
+    assert np.array_equal(labels, reference(n, edges))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint32", "uint64"])
+def test_device_edges_in_device_labels_out(dtype):
+    dev = simgpu.get_device("sim:gtx260")
+    n, edges = gen.uniform_random_graph(150, 200, seed=5)
+    for method in ("union-find", "shiloach-vishkin"):
+        src = dev.to_device(edges.astype(dtype).ravel())
+        r = cc.label(n, src, method=method, device=dev)
+        assert isinstance(r.labels, simgpu.DeviceArray) and r.labels.dtype == np.int64
+        assert np.array_equal(r.labels.to_host(), reference(n, edges))
+        assert np.array_equal(src.to_host(), edges.astype(dtype).ravel())
+    r = cc.label(n, dev.to_device(edges.ravel()), method="sequential")
+    assert np.array_equal(r.labels, reference(n, edges))
+
+
+@pytest.mark.parametrize("method", ["union-find", "shiloach-vishkin"])
+def test_bad_device_edges(method):
+    dev = simgpu.get_device("sim:gtx260")
+    bad = np.array([0, 1, 1, 7], dtype=np.int32)
+    with pytest.raises(ValueError, match=r"edge 1 = \(1, 7\): vertex id 7 is out of range"):
+        cc.label(5, dev.to_device(bad), method=method, device=dev)
+    with pytest.raises(ValueError, match=r"shape \(m, 2\) or \(2m,\)"):
+        cc.label(5, dev.to_device(np.array([0, 1, 2], np.int32)), method=method, device=dev)
+    with pytest.raises(ValueError, match="int32 or int64"):
+        cc.label(5, dev.to_device(np.array([0, 1], np.int16)), method=method, device=dev)
+    with pytest.raises(ValueError, match="lives on sim:gtx260, not on sim:h100"):
+        cc.label(5, dev.to_device(np.array([0, 1], np.int32)), method=method, device="sim:h100")
+
+
+def test_degree_arguments():
+    with pytest.raises(ValueError, match="warp_degree <= block_degree"):
+        uf.union_find(3, [(0, 1)], simgpu.get_device("sim:gtx260"), warp_degree=5, block_degree=2)
+
+
+# --- on a real GPU (skipped where there is none) --------------------------------
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("degrees", [(16, 352), (1, 4)])
+def test_union_find_on_the_gpu(gpu, degrees):
+    for n, edges in list(families(1)) + [gen.uniform_random_graph(20000, 60000, seed=2)]:
+        labels, _ = run(n, edges, device=gpu, warp_degree=degrees[0], block_degree=degrees[1])
+        assert np.array_equal(labels, reference(n, edges))
+
+
+@pytest.mark.gpu
+def test_cupy_arrays_in_and_out_on_the_gpu(gpu):
+    import cupy as cp
+    from algorithms import list_ranking as LR
+    from algorithms.list_ranking.sequential import rank_sequential
+    n, edges = gen.uniform_random_graph(5000, 9000, seed=3)
+    for method in ("union-find", "shiloach-vishkin"):
+        for dev_edges in (cp.asarray(edges), cp.asarray(edges.astype(np.int32)).ravel()):
+            r = cc.label(n, dev_edges, method=method, device=gpu)
+            assert isinstance(r.labels, cp.ndarray)
+            assert np.array_equal(cp.asnumpy(r.labels), reference(n, edges))
+    succ = gen.random_forest(30000, 20, seed=1)
+    for method in ("random-splitter", "wylie"):
+        d = cp.asarray(succ.astype(np.int32))
+        r = LR.rank(d, method=method, device=gpu)
+        assert isinstance(r.ranks, cp.ndarray)
+        assert np.array_equal(cp.asnumpy(r.ranks), rank_sequential(succ))
+        assert np.array_equal(cp.asnumpy(d), succ)
+    bad = succ.copy()
+    bad[5] = bad[6]                               # two predecessors
+    with pytest.raises(ValueError, match="two or more predecessors"):
+        LR.rank(cp.asarray(bad), device=gpu)
+    cyc = gen.random_list(1000, 1)
+    tail = int(np.flatnonzero(cyc == np.arange(1000))[0])
+    cyc2 = np.concatenate([cyc, [1001, 1002, 1000]])           # a 3-cycle beside the list
+    with pytest.raises(ValueError, match="lie on a cycle"):
+        LR.rank(cp.asarray(cyc2), device=gpu)
+    assert tail >= 0
+
+
+def test_init_takes_the_smallest_of_the_first_scan_neighbours():
+    """uf_init against numpy: parent[v] = min(v, the first `scan` entries of v's list)."""
+    n, edges = gen.uniform_random_graph(300, 1200, seed=3)
+    dev = simgpu.get_device("sim:gtx260")
+    grid, block = geometry(256, n)
+    off, adj, m = uf.build_csr(n, edge_input(n, edges, dev), dev, grid, block,
+                               lambda k, *a: dev.launch(k, grid, block, *a))
+    o, a = off.to_host(), adj.to_host()
+    for scan in (0, 3, 1000):
+        parent = dev.empty(n, np.int32)
+        dev.launch(uf.uf_init, grid, block, off, adj, parent, n, scan)
+        want = [min([v] + list(a[o[v]:min(o[v + 1], o[v] + scan)])) for v in range(n)]
+        assert parent.to_host().tolist() == want
+
+
+def test_default_geometry_a_thread_per_vertex_for_union_find():
+    """CSR build kernels at default_geometry; the union-find kernels one thread per vertex."""
+    n, edges = gen.uniform_random_graph(700, 2000, seed=1)
+    dev = simgpu.get_device("sim:gtx260")
+    labels, launches, p, m = uf.union_find(n, edges, dev)
+    assert np.array_equal(labels.to_host(), reference(n, edges))
+    csr_grid = uf.default_geometry(dev, max(n, len(edges)))[0]
+    for r in launches:
+        want = -(-n // 256) if r.kernel in uf.UF_KERNELS else csr_grid
+        assert (r.grid[0], r.block[0]) == (want, 256), r.kernel
+    assert p == -(-n // 256) * 256
