@@ -1,0 +1,266 @@
+"""The random splitter's kernels, RS1..RS5, in both packings and both 64-bit walks
+(fused and the paper's).  What each does, the word layouts and why the walk has no
+race: random_splitter.py's docstring; the host side that launches them is there too."""
+from __future__ import annotations
+
+from algorithms.kiss import kiss_below, kiss_next, kiss_seed_device
+from simgpu.lang import (Array, blockDim, blockIdx, device_function, gridDim, i32, i64, kernel,
+                         threadIdx, u16, u32, u64)
+
+from .wylie import DONE, LOW, block_pointer_jumping
+
+NONE16 = 0xFFFF               # 48-bit: owner of a node that has none yet
+SPLIT = 1 << 63               # 64-bit: the word of a splitter (its high half: SPLIT | slot)
+SPLIT_HIGH = 1 << 31          # the same bit in the high half, shifted down
+SLOT_MASK = 0x7FFFFFFF        # the slot in a word's high half, once shifted down
+
+# --- RS1 -------------------------------------------------------------------
+
+@kernel
+def rs1_init_64(succ: Array[i32], word: Array[u64], n: i32):
+    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        word[i] = u64(succ[i])                   # high half 0: no owner yet
+
+
+@kernel
+def rs1_init_48(owner: Array[u16], n: i32):
+    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        owner[i] = NONE16
+
+
+# --- RS2 -------------------------------------------------------------------
+
+@kernel
+def rs2_choose_64(word: Array[u64], sp_node: Array[i32], spw: Array[u64], kiss: Array[u32],
+                  given: Array[i32], seed: u64, p: i32, r: i32, n: i32):
+    t = blockIdx.x * blockDim.x + threadIdx.x
+    if t == 0:
+        spw[r] = DONE | (u64(r) << 32)          # the sentinel: weight 0, points to itself
+    for k in range(t, r, gridDim.x * blockDim.x):
+        if k < p:
+            kiss_seed_device(kiss, k, seed, u64(k))
+            s = i32(kiss_below(kiss_next(kiss, k), n))
+        else:
+            s = given[k - p]
+        sp_node[k] = s
+        word[s] = (u64(SPLIT_HIGH | k) << 32) | (word[s] & LOW)    # keeps s's successor; benign race: one of two picks wins (RS3)
+
+
+@kernel
+def rs2_choose_48(owner: Array[u16], lrank: Array[i32], sp_node: Array[i32], spw: Array[u64],
+                  kiss: Array[u32], given: Array[i32], seed: u64, p: i32, r: i32, n: i32):
+    t = blockIdx.x * blockDim.x + threadIdx.x
+    if t == 0:
+        spw[r] = DONE | (u64(r) << 32)
+    for k in range(t, r, gridDim.x * blockDim.x):
+        if k < p:
+            kiss_seed_device(kiss, k, seed, u64(k))
+            s = i32(kiss_below(kiss_next(kiss, k), n))
+        else:
+            s = given[k - p]
+        sp_node[k] = s
+        owner[s] = u16(k)  # benign race: one of two picks wins (RS3)
+        lrank[s] = 0
+
+
+# --- RS3 -------------------------------------------------------------------
+
+@device_function
+def slot_word(nxt: i32, r: i32, length: i32) -> u64:
+    """Slot k's word for RS4: done << 63 | next slot << 32 | sublist length."""
+    return (u64(nxt == r) << 63) | (u64(nxt) << 32) | u64(length)
+
+
+# The walks are one flat loop in which every iteration either takes one step
+# of the current sublist or starts the thread's next slot (k, k + stride, ...):
+# with two nested loops a lane that ends its sublist would idle until the
+# longest walk of its warp ended (sublist lengths are geometric, so a warp's
+# longest is about H_32 ~ 4 times its mean).  With one slot per thread, as in
+# the paper, the two forms do the same steps.
+
+@kernel
+def rs3_walk_64(word: Array[u64], sp_node: Array[i32], spw: Array[u64], r: i32):
+    stride = gridDim.x * blockDim.x
+    k = blockIdx.x * blockDim.x + threadIdx.x
+    walking = 0                                  # 1 while slot k's sublist is being walked
+    mine = u64(0)
+    j = 0
+    nx = 0
+    d = 0
+    while k < r:
+        if walking == 0:                         # start slot k
+            s = sp_node[k]
+            w = word[s]
+            if (w >> 32) == u64(SPLIT_HIGH | k):    # slot k won node s in RS2
+                walking = 1
+                mine = u64(k) << 32
+                j = s
+                nx = i32(w & LOW)
+                d = 0
+            else:                                # a loser: empty sublist
+                spw[k] = slot_word(r, r, 0)
+                k += stride
+        elif nx == j:                            # j is a tail
+            spw[k] = slot_word(r, r, d + 1)
+            walking = 0
+            k += stride
+        else:
+            wn = word[nx]
+            if wn >= SPLIT:                      # the next splitter
+                spw[k] = slot_word(i32((wn >> 32) & SLOT_MASK), r, d + 1)
+                walking = 0
+                k += stride
+            else:
+                d += 1
+                word[nx] = mine | u64(d)         # owner and local rank over the successor
+                j = nx
+                nx = i32(wn & LOW)
+
+
+@kernel
+def rs3_walk_48(succ: Array[i32], owner: Array[u16], lrank: Array[i32], sp_node: Array[i32],
+                spw: Array[u64], r: i32):
+    stride = gridDim.x * blockDim.x
+    k = blockIdx.x * blockDim.x + threadIdx.x
+    walking = 0
+    j = 0
+    nx = 0
+    d = 0
+    while k < r:
+        if walking == 0:
+            s = sp_node[k]
+            if owner[s] == k:
+                walking = 1
+                j = s
+                nx = succ[j]
+                d = 0
+            else:
+                spw[k] = slot_word(r, r, 0)
+                k += stride
+        elif nx == j:
+            spw[k] = slot_word(r, r, d + 1)
+            walking = 0
+            k += stride
+        else:
+            o = owner[nx]
+            if o != NONE16:
+                spw[k] = slot_word(i32(o), r, d + 1)
+                walking = 0
+                k += stride
+            else:
+                d += 1
+                owner[nx] = u16(k)
+                lrank[nx] = d
+                j = nx
+                nx = succ[j]
+
+
+# --- RS4 -------------------------------------------------------------------
+
+@kernel
+def rs4_rank_splitters(spw: Array[u64], sp_rank: Array[i32], flags: Array[i32], m: i32,
+                       rounds_cap: i32):
+    """One block.  spw: 2m words (m = r + 1 slots with the sentinel); flags: 4 zeros."""
+    rounds = block_pointer_jumping(spw, m, flags, rounds_cap)
+    src = (rounds & 1) * m
+    for k in range(threadIdx.x, m, blockDim.x):
+        sp_rank[k] = i32(spw[src + k] & LOW) - 1
+    if threadIdx.x == 0:
+        flags[3] = rounds
+
+
+@kernel
+def rs4_splitter_ranks(words: Array[u64], sp_rank: Array[i32], m: i32):
+    """After the multi-kernel rounds: sp_rank[k] = Q - 1 from the ranked slot words."""
+    for k in range(blockIdx.x * blockDim.x + threadIdx.x, m, gridDim.x * blockDim.x):
+        sp_rank[k] = i32(words[k] & LOW) - 1
+
+
+# --- RS5 -------------------------------------------------------------------
+
+@kernel
+def rs5_final_64(word: Array[u64], sp_rank: Array[i32], n: i32):
+    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        w = word[i]
+        local = i32(w & LOW) if w < SPLIT else 0          # a splitter has local rank 0
+        word[i] = u64(i64(sp_rank[i32((w >> 32) & SLOT_MASK)] - local))
+
+
+@kernel
+def rs5_final_48(owner: Array[u16], lrank: Array[i32], sp_rank: Array[i32], n: i32):
+    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        lrank[i] = sp_rank[owner[i]] - lrank[i]
+
+
+# --- the paper's 64-bit walk (walk="paper"): succ apart from the owner/rank word ---------
+
+@kernel
+def rs1_init_64p(word: Array[u64], n: i32):
+    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        word[i] = u64(0)                         # no owner yet
+
+
+@kernel
+def rs2_choose_64p(word: Array[u64], sp_node: Array[i32], spw: Array[u64], kiss: Array[u32],
+                   given: Array[i32], seed: u64, p: i32, r: i32, n: i32):
+    t = blockIdx.x * blockDim.x + threadIdx.x
+    if t == 0:
+        spw[r] = DONE | (u64(r) << 32)
+    for k in range(t, r, gridDim.x * blockDim.x):
+        if k < p:
+            kiss_seed_device(kiss, k, seed, u64(k))
+            s = i32(kiss_below(kiss_next(kiss, k), n))
+        else:
+            s = given[k - p]
+        sp_node[k] = s
+        word[s] = u64(SPLIT_HIGH | k) << 32      # owner slot k, local rank 0; benign race: one of two picks wins (RS3)
+
+
+@kernel
+def rs3_walk_64p(succ: Array[i32], word: Array[u64], sp_node: Array[i32], spw: Array[u64],
+                 r: i32):
+    """Per node walked: a 64-bit read (word[nx]: owned?), a 32-bit read (succ[nx]) and a
+    64-bit write (word[nx] = owner, local rank), in the paper's order."""
+    stride = gridDim.x * blockDim.x
+    k = blockIdx.x * blockDim.x + threadIdx.x
+    walking = 0
+    mine = u64(0)
+    j = 0
+    nx = 0
+    d = 0
+    while k < r:
+        if walking == 0:
+            s = sp_node[k]
+            if (word[s] >> 32) == u64(SPLIT_HIGH | k):    # slot k won node s in RS2
+                walking = 1
+                mine = u64(k) << 32
+                j = s
+                nx = succ[s]
+                d = 0
+            else:
+                spw[k] = slot_word(r, r, 0)
+                k += stride
+        elif nx == j:
+            spw[k] = slot_word(r, r, d + 1)
+            walking = 0
+            k += stride
+        else:
+            wn = word[nx]
+            if wn != u64(0):                     # owned: the next splitter
+                spw[k] = slot_word(i32((wn >> 32) & SLOT_MASK), r, d + 1)
+                walking = 0
+                k += stride
+            else:
+                d += 1
+                after = succ[nx]
+                word[nx] = mine | u64(d)
+                j = nx
+                nx = after
+
+
+@kernel
+def rs5_final_64p(word: Array[u64], sp_rank: Array[i32], rank: Array[i32], n: i32):
+    """rank is the succ buffer: the paper's output reusing succ_d (32-bit ranks)."""
+    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+        w = word[i]
+        rank[i] = sp_rank[i32((w >> 32) & SLOT_MASK)] - i32(w & LOW)
