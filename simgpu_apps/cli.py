@@ -457,7 +457,10 @@ def cmd_validate(args):
             raise UserError("the two devices' outputs differ (see above)")
         return
     from simgpu_apps.gpu_tools.validate import main as validate_main
-    validate_main(args.rest)
+    validate_main(args.rest, prog="simgpu validate",
+                  epilog="simgpu validate FILE.py compares your own kernels on two devices "
+                         "instead (no GPU needed: two simulated configs or engines; "
+                         "simgpu validate FILE.py --help, docs/validate-your-kernel.md).")
 
 
 # --- entry ------------------------------------------------------------------------

@@ -156,3 +156,12 @@ def test_times_words_never_say_fractions_slower():
     assert _times(2.0, 1.0) == "2.0x slower than"
     assert _times(0.9, 1.0) == "1.1x faster than"
     assert _times(1.01, 1.0) == "about as fast as"
+
+
+def test_validate_help_names_itself_and_the_file_mode(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["validate", "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: simgpu validate ")
+    assert "simgpu validate FILE.py" in out and "cuda_backend" not in out

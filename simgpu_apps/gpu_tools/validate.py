@@ -447,8 +447,8 @@ def worker(out_dir, quick, seeds):
     pathlib.Path(out_dir, "manifest.json").write_text(json.dumps(manifest))
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m simgpu_apps.gpu_tools.validate", description=__doc__,
+def main(argv=None, prog="python -m simgpu_apps.gpu_tools.validate", epilog=None):
+    p = argparse.ArgumentParser(prog=prog, description=__doc__, epilog=epilog,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="validation-out")
     p.add_argument("--docs", action="store_true", help="also write docs/validation.md")
