@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,6 +88,11 @@ class CudaDevice(Device):
         self._modules: dict = {}
         self._functions: dict = {}      # id(kernel) -> (kernel, compiled function)
         self._pending: list = []        # (report, start event, end event) not yet timed
+        # "gated": time_ms is the kernel's own time (cuda_backend.kernel_timing);
+        # "events": plain events around the launch, the host's launch call included.
+        from .kernel_timing import default_mode
+        self.kernel_timing = default_mode()
+        self._gate = None
         # The bundled config of this card, where there is one: algorithms read its
         # SM count and per-SM limits to size their launches, as on the simulator.
         self.config = _matching_config(self.gpu_name, props)
@@ -168,9 +174,23 @@ class CudaDevice(Device):
         if not self._pending:
             return
         self._pending[-1][2].synchronize()
+        gate_gave_up = self._gate is not None and self._gate.timed_out()
         for report, start, end in self._pending:
             report.time_ms = self.cp.cuda.get_elapsed_time(start, end)
+            if gate_gave_up and report.extra.get("kernel_timing") == "gated":
+                report.extra["kernel_timing"] = "gated, but a gate timed out: may include the launch"
         self._pending.clear()
+
+    def _timing_gate(self):
+        """The gate of cuda_backend.kernel_timing, made at the first gated launch."""
+        if self.kernel_timing not in ("gated", "events"):
+            raise LaunchError(f"kernel_timing must be 'gated' or 'events', not {self.kernel_timing!r}")
+        if self.kernel_timing == "events":
+            return None
+        if self._gate is None:
+            from .kernel_timing import Gate
+            self._gate = Gate(self.cp)
+        return self._gate
 
     def function(self, kernel):
         """The compiled CuPy function of ``kernel``, cached by a hash of its CUDA source
@@ -190,15 +210,18 @@ class CudaDevice(Device):
         return self._modules[key]
 
     def launch(self, kernel, grid, block, *args, sync: bool = False, **options) -> LaunchReport:
-        """Launch on the GPU; ``time_ms`` is the kernel's CUDA-event time.
+        """Launch on the GPU; ``time_ms`` is the kernel's own CUDA-event time and
+        ``launch_overhead_ms`` the host's wall time of the launch call.
 
         Launches are asynchronous, as in CUDA: the host returns at once and
-        queues the next launch while this one runs, so the events around a
-        kernel time the kernel and not the host's launch overhead (with a
-        synchronizing launch, every event pair would also hold the few
-        microseconds the host takes to issue the launch).  ``time_ms`` is
-        filled in at the next synchronization: ``to_host``, ``copy_from``,
-        ``synchronize()``, or this launch with ``sync=True``.
+        queues the next launch while this one runs.  The events around the
+        kernel would still count the host's launch call whenever the stream is
+        idle (the GPU reaches the start event, then waits for the kernel), so a
+        one-thread gate kernel holds the stream until both events and the kernel
+        are queued (``kernel_timing = "gated"``, cuda_backend.kernel_timing;
+        ``"events"``: plain events, the launch call included, as under a
+        profiler).  ``time_ms`` is filled in at the next synchronization:
+        ``to_host``, ``copy_from``, ``synchronize()``, or this launch with ``sync=True``.
 
         Options meant for the simulator (``engine``, ``schedule``, ``seed``)
         are accepted and ignored, so algorithm code runs unchanged here; a
@@ -217,12 +240,23 @@ class CudaDevice(Device):
                 argv.append(np.array(scalars[p.name], dtype=p.type.dtype)[()])
         cp = self.cp
         with cp.cuda.Device(self.index):
+            gate = self._timing_gate()
             start, end = cp.cuda.Event(), cp.cuda.Event()
+            if gate is not None:
+                gate.hold()
             start.record()
-            func(grid, block, tuple(argv))
-            end.record()
+            t0 = time.perf_counter()
+            try:
+                func(grid, block, tuple(argv))
+            finally:
+                overhead_ms = (time.perf_counter() - t0) * 1e3
+                end.record()
+                if gate is not None:
+                    gate.release()
         report = LaunchReport(kernel=fn.name, device=self.name, grid=grid, block=block,
-                              engine="cuda", time_ms=None, counted=False)
+                              engine="cuda", time_ms=None, counted=False,
+                              launch_overhead_ms=overhead_ms)
+        report.extra["kernel_timing"] = "gated" if gate is not None else "events"
         self._pending.append((report, start, end))
         if sync:
             self._settle()

@@ -56,6 +56,7 @@ class LaunchReport:
     seed: int = 0
     time_ms: float | None = None          # simulated or measured; None where not modeled
     counted: bool = True                  # False on a real GPU: counts come from Nsight Compute
+    launch_overhead_ms: float | None = None   # real GPU: the host's wall time of the launch call
     cycles: int | None = None
     warp_instructions: int = 0
     thread_instructions: int = 0          # active lanes summed over warp instructions
@@ -89,6 +90,14 @@ class LaunchReport:
         d["by_line"] = {str(k): v for k, v in d["by_line"].items()}
         return d
 
+    def _launch_overhead_line(self) -> str:
+        how = self.extra.get("kernel_timing", "events")
+        in_time = ("not in the time above (a gate kernel held the stream: the time is the "
+                   "kernel's own)" if how == "gated" else f"time above: {how} CUDA events, "
+                   "which may include it")
+        return (f"launch overhead {self.launch_overhead_ms:.6f} ms (the host's wall time of the "
+                f"launch call; {in_time})")
+
     def table(self) -> str:
         """A readable multi-line summary for terminals and docs."""
         g = "x".join(map(str, self.grid))
@@ -101,6 +110,8 @@ class LaunchReport:
         elif self.engine in ("lockstep", "warps"):
             lines.append(f"time: none (engine {self.engine} is untimed; launch with "
                          "engine='timed-block' or 'timed' for a simulated time)")
+        if self.launch_overhead_ms is not None:
+            lines.append(self._launch_overhead_line())
         if not self.counted:
             lines.append("counts: not measured on the GPU itself "
                          "(python -m simgpu_apps.gpu_tools.validate reads them with Nsight Compute)")

@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 import time
@@ -34,7 +33,7 @@ import numpy as np
 import simgpu
 
 from . import heldout
-from simgpu_apps.gpu_tools import validate as builtin
+from simgpu_apps.gpu_tools import ncu_csv
 
 RESULT = "h100_heldout_gpu.json"
 
@@ -89,7 +88,7 @@ def machine_facts() -> dict:
 
 
 def ncu_path() -> str:
-    return shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
+    return ncu_csv.find_ncu() or "ncu"
 
 
 def attach(manifest: list, launches: list) -> list:
@@ -104,7 +103,7 @@ def attach(manifest: list, launches: list) -> list:
             lc = launches[at]
             if name not in lc.kernel:
                 raise RuntimeError(f"launch {at}: the worker launched {name}, ncu saw {lc.kernel}")
-            counts = builtin.merged(lc.counts)
+            counts = ncu_csv.merged(lc.counts)
             row["launches"].append({
                 "kernel": name, "gpu_time_ms": lc.kernel_ms,
                 "counts": {f"{kind}.{what}": int(v) for (kind, what), v in sorted(counts.items())}})
@@ -127,18 +126,15 @@ def main(argv=None):
     out.mkdir(parents=True, exist_ok=True)
     if args.worker:
         return worker(out, args.only)
-    metrics = ",".join(list(builtin.METRICS.values()) + [builtin.TIME_METRIC])
-    cmd = [ncu_path(), "--clock-control", "none", "--cache-control", "all",
-           "--replay-mode", args.replay_mode, "--csv", "--print-units", "base",
-           "--metrics", metrics, "--log-file", str(out / "ncu.csv"),
-           sys.executable, "-m", "validation.h100_gpu", "--worker", "--out", str(out)]
+    cmd = ncu_csv.ncu_command(ncu_path(), out / "ncu.csv",
+                              ["-m", "validation.h100_gpu", "--worker", "--out", str(out)],
+                              replay_mode=args.replay_mode)
     if args.only:
         cmd += ["--only", args.only]
     print("$", " ".join(cmd), flush=True)
     t0 = time.time()
-    subprocess.run(cmd, check=True, timeout=args.timeout,
-                   env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    launches = builtin.parse_ncu_csv((out / "ncu.csv").read_text())
+    subprocess.run(cmd, check=True, timeout=args.timeout, env=ncu_csv.ncu_env())
+    launches = ncu_csv.parse_ncu_csv((out / "ncu.csv").read_text())
     manifest = json.loads((out / "manifest.json").read_text())
     result = {**machine_facts(), "replay_mode": args.replay_mode,
               "ncu_options": "--clock-control none --cache-control all",

@@ -35,21 +35,9 @@ import numpy as np
 
 import simgpu
 
-from . import ncu_csv
+from .ncu_csv import (LaunchCounts, METRICS, TIME_METRIC, find_ncu, merged,  # noqa: F401
+                       ncu_command, ncu_env, parse_ncu_csv)
 
-# Nsight Compute metrics for each of the simulator's counts (GPU.md lists them;
-# atomics whose result is unused compile to reductions, counted as op_red).
-METRICS = {
-    ("loads", "requests"): "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
-    ("loads", "transactions"): "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-    ("stores", "requests"): "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
-    ("stores", "transactions"): "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-    ("atom", "requests"): "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
-    ("atom", "transactions"): "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum",
-    ("red", "requests"): "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
-    ("red", "transactions"): "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum",
-}
-TIME_METRIC = "gpu__time_duration.sum"
 
 # Differences that come from nvcc, not from the model: the simulator counts every
 # load and store of the kernel's IR; the compiled code may drop some.
@@ -71,14 +59,6 @@ class Case:
     run: object                      # (device, seed) -> (dict of outputs, [LaunchReport])
     schedule_dependent_counts: bool = False   # counts may differ with the winner of races
     why: str = ""
-
-
-@dataclass
-class LaunchCounts:
-    kernel: str
-    counts: dict = field(default_factory=dict)   # (kind, what) -> int
-    time_ms: float | None = None                 # as the device reports it
-    kernel_ms: float | None = None               # without launch overhead (sim: cycles)
 
 
 # --- the cases ------------------------------------------------------------------------
@@ -251,29 +231,6 @@ def run_sim(selected, seeds, quick=False, jobs=1):
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         done = pool.map(_run_on_sim, [quick] * len(keys), *zip(*keys))
         return dict(zip(keys, done))
-
-
-def parse_ncu_csv(text: str) -> list:
-    """Launches in order, each a LaunchCounts with the METRICS read from ncu's CSV."""
-    inverse = {m: key for key, m in METRICS.items()}
-    launches = []
-    for kernel, values in ncu_csv.parse_csv(text):
-        lc = LaunchCounts(kernel)
-        for metric, value in values.items():
-            if metric in inverse:
-                lc.counts[inverse[metric]] = int(float(value))
-            elif metric == TIME_METRIC:
-                lc.kernel_ms = float(value) / 1e6
-        launches.append(lc)
-    return launches
-
-
-def merged(counts: dict) -> dict:
-    """GPU counts with reductions folded into atomics, as the simulator counts them."""
-    out = {k: v for k, v in counts.items() if k[0] != "red"}
-    for what in ("requests", "transactions"):
-        out[("atom", what)] = counts.get(("atom", what), 0) + counts.get(("red", what), 0)
-    return out
 
 
 def pair_launches(first, second) -> list:
@@ -468,13 +425,11 @@ def main(argv=None, prog="python -m simgpu_apps.gpu_tools.validate", epilog=None
         gpu_dev = simgpu.get_device("cuda")
     except CudaUnavailable as exc:
         raise SystemExit(f"python -m simgpu_apps.gpu_tools.validate: {exc}") from None
-    ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
-    metrics = ",".join(list(METRICS.values()) + [TIME_METRIC])
-    cmd = [ncu, "--clock-control", "none", "--csv", "--print-units", "base", "--metrics", metrics,
-           "--log-file", str(out / "ncu.csv"), sys.executable, "-m", "simgpu_apps.gpu_tools.validate",
-           "--worker", "--out", str(out), "--seeds", str(args.seeds)] + (["--quick"] if args.quick else [])
+    child = ["-m", "simgpu_apps.gpu_tools.validate", "--worker", "--out", str(out),
+             "--seeds", str(args.seeds)] + (["--quick"] if args.quick else [])
+    cmd = ncu_command(find_ncu() or "ncu", out / "ncu.csv", child)
     print("running under Nsight Compute:", " ".join(cmd), flush=True)
-    subprocess.run(cmd, check=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    subprocess.run(cmd, check=True, env=ncu_env())
     gpu_ncu = parse_ncu_csv((out / "ncu.csv").read_text())
     selected = cases(args.quick)
     print("timing on the GPU ...", flush=True)
