@@ -59,11 +59,14 @@ class Gate:
 
     def __init__(self, cp):
         self.cp = cp
-        self._memory = cp.cuda.alloc_pinned_memory(8)      # mapped: UVA maps pinned memory
+        self._memory = cp.cuda.alloc_pinned_memory(8)
         self.flag = np.ndarray((2,), np.int32, self._memory)   # as cupyx.empty_pinned
         self.flag[:] = 0
-        self.device_ptr = int(cp.cuda.runtime.hostGetDevicePointer(self._memory.ptr, 0))
+        # With unified addressing (every 64-bit CUDA platform), page-locked host memory is
+        # mapped into every device at the same address (CUDA Runtime API, "Unified Addressing").
+        self.device_ptr = int(self._memory.ptr)
         self.kernel = cp.RawKernel(GATE_SOURCE, "simgpu_timing_gate")
+        self.kernel.compile()             # now, not inside a launch: a failure here means no gate
         self.ticket = 0
 
     def hold(self):
