@@ -13,6 +13,7 @@ import argparse
 import datetime
 import json
 import pathlib
+import sys
 import tempfile
 
 import simgpu
@@ -104,9 +105,12 @@ def main(argv) -> int:
     cases = load_cases(args.file)
     opened = [simgpu.get_device(d) if d.startswith("cuda") else d for d in devices]
     gpu_name = next((d.gpu_name for d in opened if not isinstance(d, str)), "")
-    results = [compare(c["kernel"], c["grid"], c["block"], *c["args"], devices=opened,
-                       engines=engines, rtol=c.get("rtol", 1e-6), repeats=args.repeats, name=name)
-               for name, c in zip(case_names(cases), cases)]
+    results = []
+    for k, (name, c) in enumerate(zip(case_names(cases), cases)):
+        print(f"case {k + 1}/{len(cases)}: {name}", file=sys.stderr, flush=True)   # progress
+        results.append(compare(c["kernel"], c["grid"], c["block"], *c["args"], devices=opened,
+                               engines=engines, rtol=c.get("rtol", 1e-6), repeats=args.repeats,
+                               name=name))
     if any(d.startswith("cuda") for d in devices):
         _with_ncu(args, results, devices)
     if args.plot:
