@@ -28,8 +28,7 @@ import pathlib
 import platform
 import shutil
 import subprocess
-import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
