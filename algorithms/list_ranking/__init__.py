@@ -89,7 +89,7 @@ from simgpu.lang.errors import ArgumentError
 from ..arguments import check_block, check_device, check_launch_options, check_seed, check_threads
 from . import cpu, device_input
 from .random_splitter import (MAX_THREADS_48, WALKS, check_48_threads, check_walk,
-                              run_random_splitter)
+                              checks_in_walk, run_random_splitter)
 from .sequential import rank_sequential, validate_succ
 from .wylie import run_wylie, run_wylie_single_block
 
@@ -295,11 +295,12 @@ def _rank_on_device(ctx, succ, method, threads, packing, splitters, seed, valida
             p = default_threads(ctx, n, packing) if threads is None else int(threads)
             ranks, stats = run_random_splitter(ctx, succ_d, n, info.heads, info.n_heads, p=p,
                                                packing=packing, splitters=splitters, seed=seed,
-                                               walk=walk, host_succ=info.succ32.to_host)
+                                               walk=walk, host_succ=info.succ32.to_host,
+                                               head=info.head)
     except RuntimeError:
         if validate:                    # did not converge: a cycle; name its nodes
             device_input.diagnose(src)
         raise
-    if validate:
+    if validate and not (method == "random-splitter" and checks_in_walk(packing, walk)):
         device_input.check_ranks(ctx, info, ranks)
     return RankResult(dev.export(ranks, succ), ctx.launches, stats, ctx.helpers)

@@ -41,7 +41,7 @@ Packing
       word per node and RS5 writes the final ranks over it (the paper's
       "output reusing the succ buffer")::
 
-          before the walk   0                  << 32 | succ    (no owner yet)
+          before the walk   UNWALKED_HIGH      << 32 | succ    (no owner yet)
           a splitter        SPLIT | slot       << 32 | succ    (RS2)
           a walked node     slot               << 32 | local rank  (RS3)
           after RS5         rank (int64)
@@ -89,14 +89,19 @@ import math
 
 import numpy as np
 
-from .random_splitter_kernels import (NONE16, rs1_init_48, rs1_init_64, rs1_init_64p,
+from .random_splitter_kernels import (NONE16, UNWALKED_HIGH, rs1_init_48, rs1_init_64, rs1_init_64p,
                                       rs2_choose_48, rs2_choose_64, rs2_choose_64p, rs3_walk_48,
-                                      rs3_walk_64, rs3_walk_64p, rs4_rank_splitters,
+                                      rs3_walk_64, rs3_walk_64p, rs4_jump_in_place,
+                                      rs4_rank_splitters,
                                       rs4_splitter_ranks, rs5_final_48, rs5_final_64,
                                       rs5_final_64p)
 from .wylie import LOW, max_rounds, wylie_jump
 
 SINGLE_BLOCK_SLOTS = 16384    # RS4 in one block up to this many slots (the paper's p)
+# above: RS4 as one launch of rs4_jump_in_place while the slots are at most this many
+# times the device's resident threads (it needs every walker resident to jump as fast
+# as rounds would); beyond, ceil(log2 m) launches of wylie_jump
+IN_PLACE_RESIDENT_FACTOR = 1
 MAX_THREADS_48 = 16384        # the paper's limit for the 48-bit version
 MAX_SLOTS_48 = NONE16         # owner ids 0 .. 65534
 
@@ -152,12 +157,21 @@ def check_walk(walk, packing: int) -> str:
     return walk
 
 
+def checks_in_walk(packing: int, walk: str | None) -> bool:
+    """Whether the walk itself validates (the fused 64-bit walk: see validation below)."""
+    return packing == 64 and check_walk(walk, packing) == "fused"
+
+
 def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, packing: int,
-                        splitters: str, seed: int, walk: str | None = None, host_succ=None):
+                        splitters: str, seed: int, walk: str | None = None, host_succ=None,
+                        head: int = -1):
     """Kernels RS1..RS5; returns (ranks: int64 device array, stats dict).  heads_d: the
     heads of the lists (int32 device array, n_heads of them).  walk="paper" with
     packing=64 overwrites succ_d with the ranks (give it a copy).  splitters="even"
-    finds the splitters on the host: host_succ() gives succ as a numpy array."""
+    finds the splitters on the host: host_succ() gives succ as a numpy array.
+    head (>= 0, fused walk): the single list's head, which must get rank n - 1.
+    The fused walk raises RuntimeError when its checks find succ is not a forest of
+    lists (see the validation in the module docstring)."""
     walk = check_walk(walk, packing)
     dev = ctx.device
     if splitters == "random":
@@ -168,6 +182,10 @@ def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, p
     r = p_rand + n_given
     if packing == 48:
         check_48(p, r, n_heads)
+    if r >= UNWALKED_HIGH:
+        raise ValueError(f"random-splitter: {r:,} splitters ({p_rand:,} random + {n_given:,} "
+                         f"given) exceed the {UNWALKED_HIGH - 1:,} slot ids of the 64-bit "
+                         "word; use fewer threads")
     threads = p
     # RS3: one thread per slot, as in the paper, up to the threads the device holds
     # at once; beyond, each walker takes several slots in turn (see rs3_walk_64)
@@ -176,6 +194,9 @@ def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, p
     spw = dev.zeros(2 * (r + 1), np.uint64)
     kiss = dev.zeros(4 * p_rand, np.uint32)
     sp_rank = dev.zeros(r + 1, np.int32)
+    # RS4's flags, then the fused walk's three error words at e (one host read for all)
+    e = rs4_flag_words(r + 1)
+    flags = dev.zeros(e + 3, np.int32)
     seed64 = int(seed) % (1 << 64)
     first = len(ctx.launches)
     if packing == 64 and walk == "paper":
@@ -189,7 +210,7 @@ def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, p
         ctx.launch(rs1_init_64, threads, succ_d, word, n, step="RS1")
         ctx.launch(rs2_choose_64, threads, word, sp_node, spw, kiss, given_d, seed64, p_rand, r,
                    n, step="RS2")
-        ctx.launch(rs3_walk_64, walkers, word, sp_node, spw, r, step="RS3")
+        ctx.launch(rs3_walk_64, walkers, word, sp_node, spw, r, flags, e, step="RS3")
     else:
         owner = dev.empty(n, np.uint16)
         lrank = dev.empty(n, np.int32)
@@ -197,14 +218,13 @@ def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, p
         ctx.launch(rs2_choose_48, threads, owner, lrank, sp_node, spw, kiss, given_d, seed64,
                    p_rand, r, n, step="RS2")
         ctx.launch(rs3_walk_48, walkers, succ_d, owner, lrank, sp_node, spw, r, step="RS3")
-    slot_words = dev.copy(spw)          # RS3's sublist lengths, for the stats (RS4 overwrites)
-    rs4_done = rank_splitters(ctx, spw, sp_rank, r + 1, deferred=True)
+    rs4_done, slot_words = rank_splitters(ctx, spw, sp_rank, r + 1, flags, n, deferred=True)
     if packing == 64 and walk == "paper":
         ctx.launch(rs5_final_64p, threads, word, sp_rank, succ_d, n, step="RS5")
         from .device_input import widen
         ranks = widen(ctx, succ_d)                        # RS5 wrote the ranks over succ
     elif packing == 64:
-        ctx.launch(rs5_final_64, threads, word, sp_rank, n, step="RS5")
+        ctx.launch(rs5_final_64, threads, word, sp_rank, n, flags, e, head, n - 1, step="RS5")
         ranks = word.view(np.int64)                       # RS5 wrote the ranks over the words
     else:
         ctx.launch(rs5_final_48, threads, owner, lrank, sp_rank, n, step="RS5")
@@ -259,40 +279,65 @@ class LazyStats(dict):
     del _name, _filled
 
 
-def rank_splitters(ctx, spw, sp_rank, m: int, deferred: bool = False):
-    """RS4 over the m = r + 1 slot words in spw[0..m) (spw has 2m words); returns the
-    rounds run (deferred: a function that reads and checks them, so that the host
-    queues the next kernel before it waits for RS4).  Up to SINGLE_BLOCK_SLOTS slots: the paper's single block.  Beyond:
-    wylie_jump launched max_rounds(m) times, with no host round trip between rounds
-    (a finished word does not change), then one check of the last round's flag."""
+def rs4_flag_words(m: int) -> int:
+    """The int32 flag words RS4 uses for m slots (see rank_splitters)."""
+    return 4 if m <= SINGLE_BLOCK_SLOTS else max_rounds(m) + 1
+
+
+def rank_splitters(ctx, spw, sp_rank, m: int, flags, n: int, deferred: bool = False):
+    """RS4 over the m = r + 1 slot words in spw[0..m) (spw has 2m words); flags: zeros,
+    rs4_flag_words(m) for RS4, then the fused walk's error words.  Returns (the rounds
+    run, the slot words as RS3 left them, for the stats); deferred: a function that
+    reads and checks the flags in place of the rounds, so that the host queues the
+    next kernel before it waits for RS4.  Up to SINGLE_BLOCK_SLOTS slots: the paper's
+    single block (in place: the stats get a copy).  Up to IN_PLACE_RESIDENT_FACTOR
+    times the resident threads: rs4_jump_in_place, one launch (rounds reported: 1).
+    Beyond: wylie_jump launched
+    max_rounds(m) times between two other buffers (spw stays as RS3 left it), with no
+    host round trip between rounds (a finished word does not change), then one check
+    of the last round's flag."""
     dev = ctx.device
     limit = max_rounds(m)
+    e = rs4_flag_words(m)
     if m <= SINGLE_BLOCK_SLOTS:
-        flags = dev.zeros(4, np.int32)
+        slot_words = dev.copy(spw)
         ctx.launch(rs4_rank_splitters, ctx.block_threads(m), spw, sp_rank, flags, m, limit,
                    step="RS4", one_block=True)
 
         def finish():
             f = flags.to_host()
             rounds = int(f[3])
-            return check_rs4(rounds, f[rounds % 3])
+            return check_rs4(rounds, f[rounds % 3], f[e:])
+    elif m <= IN_PLACE_RESIDENT_FACTOR * ctx.resident_threads():
+        slot_words = dev.copy(spw)
+        ctx.launch(rs4_jump_in_place, m, spw, sp_rank, flags, m, n, step="RS4")
+
+        def finish():
+            f = flags.to_host()
+            return check_rs4(1, f[0], f[e:])
     else:
-        flags = dev.zeros(limit + 1, np.int32)
-        a, b = spw, dev.empty(m, np.uint64)
-        for k in range(limit):
+        slot_words = spw
+        a, b = dev.empty(m, np.uint64), dev.empty(m, np.uint64)
+        ctx.launch(wylie_jump, m, spw, a, flags, 1, m, step="RS4")
+        for k in range(1, limit):
             ctx.launch(wylie_jump, m, a, b, flags, k + 1, m, step="RS4")
             a, b = b, a
         ctx.launch(rs4_splitter_ranks, m, a, sp_rank, m, step="RS4")
 
         def finish():
-            return check_rs4(limit, flags.to_host()[limit])
-    return finish if deferred else finish()
+            f = flags.to_host()
+            return check_rs4(limit, f[limit], f[e:])
+    return (finish if deferred else finish()), slot_words
 
 
-def check_rs4(rounds: int, unfinished) -> int:
+def check_rs4(rounds: int, unfinished, errors=()) -> int:
     if unfinished:
         raise RuntimeError("random-splitter: the list of splitters did not converge (the "
                            "input is not a forest of lists); rank it with validate=True")
+    if any(errors):
+        raise RuntimeError("random-splitter: the walk found a node reached twice, a node "
+                           "no walk reached or a head without rank n - 1 (the input is not "
+                           "a forest of lists); rank it with validate=True")
     return rounds
 
 
