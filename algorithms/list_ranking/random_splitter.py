@@ -82,6 +82,32 @@ stores are RS2's collisions (all of which keep the same successor in the
 low half), resolved by RS3 reading the owner back after the kernel
 boundary.  Splitter collisions are what "random" costs: they
 show up as empty sublists (stats["collisions"]).
+
+Validation in the walk (fused 64-bit walk; the others leave it to a gather pass
+after the ranking, device_input.lr_check_ranks).  Given what the range scan and
+the heads found (ids in range, at least one tail; several tails: every head,
+i.e. node of in-degree 0, is a splitter, and with validate=True no node has two
+predecessors; one tail: the head h from the successors' sum is a splitter):
+
+  RS3  a walk reads a node's word before it writes it.  A node some walk wrote
+       already (high half a slot, not UNWALKED_HIGH) is never met in a forest of
+       lists (its one predecessor is walked once), so meeting one sets
+       err[WALKED_TWICE] and ends the walk; every step of a walk therefore takes a
+       node no walk had taken, follows its true successor, and no walk circles.
+  RS4  pointer jumping over the splitters converges only without a cycle among
+       them (RuntimeError otherwise, as before).
+  RS5  err[UNOWNED]: a node neither splitter nor walked; err[HEAD_RANK]: one tail
+       and rank[h] != n - 1.
+
+Why that suffices.  One tail: without a flag the chain of walks from h follows
+succ faithfully, ends at the tail (RS4 converged) and counts rank[h] + 1 = n
+nodes: the path from h to the tail visits n distinct nodes, i.e. all of them, so
+succ is that one list.  Several tails: in-degrees are at most one, so succ is
+lists plus cycles no list enters; a cycle without a splitter is never walked
+(UNOWNED), one with a splitter is a cycle of splitters (RS4).  A race in which two
+walks take one node at the same moment (a node of two predecessors) can hide
+WALKED_TWICE, never the other checks.  So with validate=True the default method
+needs no pass over the ranks: the flags come back with RS4's, in one host read.
 """
 from __future__ import annotations
 
@@ -101,7 +127,9 @@ SINGLE_BLOCK_SLOTS = 16384    # RS4 in one block up to this many slots (the pape
 # above: RS4 as one launch of rs4_jump_in_place while the slots are at most this many
 # times the device's resident threads (it needs every walker resident to jump as fast
 # as rounds would); beyond, ceil(log2 m) launches of wylie_jump
-IN_PLACE_RESIDENT_FACTOR = 1
+# (H200, benchmarks/rank_host_profile.py, 2026-11-26: at 2^26 nodes, 1,048,577 slots = 3.9x
+# the resident threads, 0.117 ms in place against 0.701 ms for 22 launches)
+IN_PLACE_RESIDENT_FACTOR = 8
 MAX_THREADS_48 = 16384        # the paper's limit for the 48-bit version
 MAX_SLOTS_48 = NONE16         # owner ids 0 .. 65534
 
@@ -162,20 +190,69 @@ def checks_in_walk(packing: int, walk: str | None) -> bool:
     return packing == 64 and check_walk(walk, packing) == "fused"
 
 
-def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, packing: int,
-                        splitters: str, seed: int, walk: str | None = None, host_succ=None,
-                        head: int = -1):
-    """Kernels RS1..RS5; returns (ranks: int64 device array, stats dict).  heads_d: the
-    heads of the lists (int32 device array, n_heads of them).  walk="paper" with
-    packing=64 overwrites succ_d with the ranks (give it a copy).  splitters="even"
-    finds the splitters on the host: host_succ() gives succ as a numpy array.
-    head (>= 0, fused walk): the single list's head, which must get rank n - 1.
-    The fused walk raises RuntimeError when its checks find succ is not a forest of
-    lists (see the validation in the module docstring)."""
+class Started:
+    """What start() queued before the input checks came back: RS1 (it needs no splitter)
+    and, for random splitters, the arrays of r = p + 1 slots (one list, the usual case)."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def start(ctx, succ_d, n: int, *, p: int, packing: int, splitters: str,
+          walk: str | None = None) -> Started:
+    """RS1 and the allocations that do not depend on the heads, so that the host queues
+    them while the GPU runs the input scan (device_input.prepare's ``early``)."""
     walk = check_walk(walk, packing)
     dev = ctx.device
+    first = len(ctx.launches)
+    st = Started(first=first, walk=walk, r=None)
+    if packing == 64 and walk == "paper":
+        st.word = dev.empty(n, np.uint64)
+        ctx.launch(rs1_init_64p, p, st.word, n, step="RS1")
+    elif packing == 64:
+        st.word = dev.empty(n, np.uint64)
+        ctx.launch(rs1_init_64, p, succ_d, st.word, n, step="RS1")
+    else:
+        st.owner = dev.empty(n, np.uint16)
+        st.lrank = dev.empty(n, np.int32)
+        ctx.launch(rs1_init_48, p, st.owner, n, step="RS1")
+    if splitters == "random":
+        st.r = p + 1
+        st.arrays = slot_arrays(dev, p + 1, p)
+    return st
+
+
+def slot_arrays(dev, r: int, p_rand: int) -> tuple:
+    """sp_node, spw, kiss, sp_rank and flags (RS4's flag words, then the fused walk's
+    three error words: one host read for all) for r slots."""
+    return (dev.zeros(r, np.int32), dev.zeros(2 * (r + 1), np.uint64),
+            dev.zeros(4 * p_rand, np.uint32), dev.zeros(r + 1, np.int32),
+            dev.zeros(rs4_flag_words(r + 1) + 3, np.int32))
+
+
+def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, packing: int,
+                        splitters: str, seed: int, walk: str | None = None, host_succ=None,
+                        head: int = -1, started: Started | None = None):
+    """Kernels RS1..RS5; returns (ranks: int64 device array, stats dict).  heads_d: the
+    heads of the lists (int32 device array, n_heads of them), or None for a single
+    list whose head is ``head``.  walk="paper" with packing=64 overwrites succ_d with
+    the ranks (give it a copy).  splitters="even" finds the splitters on the host:
+    host_succ() gives succ as a numpy array.  head (>= 0, one list): the fused walk
+    checks that it gets rank n - 1.  started: what start() queued (else it is called
+    here).  The fused walk raises RuntimeError when its checks find succ is not a
+    forest of lists (see the validation in the module docstring)."""
+    walk = check_walk(walk, packing)
+    dev = ctx.device
+    st = started if started is not None else start(ctx, succ_d, n, p=p, packing=packing,
+                                                   splitters=splitters, walk=walk)
+    given_head = -1
     if splitters == "random":
         p_rand, given_d, n_given = p, heads_d, n_heads
+        if heads_d is None:                     # one list: its head
+            if packing == 64 and walk == "fused":
+                given_head = head               # a scalar of RS2: nothing to copy up
+            else:
+                given_d = dev.to_device(np.array([head], dtype=np.int32))
     else:
         given = even_splitters(np.asarray(host_succ(), dtype=np.int64), p)
         p_rand, given_d, n_given = 0, dev.to_device(given), len(given)
@@ -190,31 +267,25 @@ def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, p
     # RS3: one thread per slot, as in the paper, up to the threads the device holds
     # at once; beyond, each walker takes several slots in turn (see rs3_walk_64)
     walkers = min(r, max(threads, ctx.resident_threads()))
-    sp_node = dev.zeros(r, np.int32)
-    spw = dev.zeros(2 * (r + 1), np.uint64)
-    kiss = dev.zeros(4 * p_rand, np.uint32)
-    sp_rank = dev.zeros(r + 1, np.int32)
-    # RS4's flags, then the fused walk's three error words at e (one host read for all)
+    sp_node, spw, kiss, sp_rank, flags = (st.arrays if st.r == r and p_rand == p
+                                          else slot_arrays(dev, r, p_rand))
+    if given_d is None:
+        given_d = sp_node               # not read (given_head >= 0): any int32 array
     e = rs4_flag_words(r + 1)
-    flags = dev.zeros(e + 3, np.int32)
     seed64 = int(seed) % (1 << 64)
-    first = len(ctx.launches)
+    first = st.first
     if packing == 64 and walk == "paper":
-        word = dev.empty(n, np.uint64)
-        ctx.launch(rs1_init_64p, threads, word, n, step="RS1")
+        word = st.word
         ctx.launch(rs2_choose_64p, threads, word, sp_node, spw, kiss, given_d, seed64, p_rand, r,
                    n, step="RS2")
         ctx.launch(rs3_walk_64p, walkers, succ_d, word, sp_node, spw, r, step="RS3")
     elif packing == 64:
-        word = dev.empty(n, np.uint64)
-        ctx.launch(rs1_init_64, threads, succ_d, word, n, step="RS1")
+        word = st.word
         ctx.launch(rs2_choose_64, threads, word, sp_node, spw, kiss, given_d, seed64, p_rand, r,
-                   n, step="RS2")
+                   n, given_head, step="RS2")
         ctx.launch(rs3_walk_64, walkers, word, sp_node, spw, r, flags, e, step="RS3")
     else:
-        owner = dev.empty(n, np.uint16)
-        lrank = dev.empty(n, np.int32)
-        ctx.launch(rs1_init_48, threads, owner, n, step="RS1")
+        owner, lrank = st.owner, st.lrank
         ctx.launch(rs2_choose_48, threads, owner, lrank, sp_node, spw, kiss, given_d, seed64,
                    p_rand, r, n, step="RS2")
         ctx.launch(rs3_walk_48, walkers, succ_d, owner, lrank, sp_node, spw, r, step="RS3")
@@ -309,8 +380,8 @@ def rank_splitters(ctx, spw, sp_rank, m: int, flags, n: int, deferred: bool = Fa
             rounds = int(f[3])
             return check_rs4(rounds, f[rounds % 3], f[e:])
     elif m <= IN_PLACE_RESIDENT_FACTOR * ctx.resident_threads():
-        slot_words = dev.copy(spw)
-        ctx.launch(rs4_jump_in_place, m, spw, sp_rank, flags, m, n, step="RS4")
+        slot_words = dev.empty(m, np.uint64)
+        ctx.launch(rs4_jump_in_place, m, spw, sp_rank, flags, m, n, slot_words, step="RS4")
 
         def finish():
             f = flags.to_host()

@@ -39,7 +39,9 @@ def rs1_init_48(owner: Array[u16], n: i32):
 
 @kernel
 def rs2_choose_64(word: Array[u64], sp_node: Array[i32], spw: Array[u64], kiss: Array[u32],
-                  given: Array[i32], seed: u64, p: i32, r: i32, n: i32):
+                  given: Array[i32], seed: u64, p: i32, r: i32, n: i32, head: i32):
+    """head >= 0: the one given splitter (slot p, a single list's head: no array to copy
+    up for it); else the given splitters are given[0 .. r - p)."""
     t = blockIdx.x * blockDim.x + threadIdx.x
     if t == 0:
         spw[r] = DONE | (u64(r) << 32)          # the sentinel: weight 0, points to itself
@@ -47,6 +49,8 @@ def rs2_choose_64(word: Array[u64], sp_node: Array[i32], spw: Array[u64], kiss: 
         if k < p:
             kiss_seed_device(kiss, k, seed, u64(k))
             s = i32(kiss_below(kiss_next(kiss, k), n))
+        elif head >= 0:
+            s = head
         else:
             s = given[k - p]
         sp_node[k] = s
@@ -297,7 +301,7 @@ def rs5_final_64p(word: Array[u64], sp_rank: Array[i32], rank: Array[i32], n: i3
 
 @kernel
 def rs4_jump_in_place(spw: Array[u64], sp_rank: Array[i32], flags: Array[i32], m: i32,
-                      n: i32):
+                      n: i32, before: Array[u64]):
     """RS4 in one launch: pointer jumping in place, without rounds.  A word is always
     (done, a later slot x, the nodes from this slot's splitter to x's), whether a
     thread reads it before or after another thread's update (a 64-bit word is read
@@ -308,9 +312,11 @@ def rs4_jump_in_place(spw: Array[u64], sp_rank: Array[i32], flags: Array[i32], m
     of one per round (random_splitter.py).  On a cycle of splitters no word gets done:
     a thread gives up after m jumps or once its count passes the n nodes (every jump
     adds at least one), stores only counts up to n (so no sum overflows into the slot
-    field) and sets flags[0] = 1."""
+    field) and sets flags[0] = 1.  before[k]: slot k's word as RS3 left it (for the
+    statistics; thread k reads spw[k] before anyone but thread k writes it)."""
     for k in range(blockIdx.x * blockDim.x + threadIdx.x, m, gridDim.x * blockDim.x):
         w = spw[k]
+        before[k] = w
         jumps = 0
         while w < DONE and jumps < m and (w & LOW) <= u64(n):
             spw[k] = w                  # a store first: the load below is fresh (the L2)
