@@ -290,7 +290,26 @@ def _rank_on_device(ctx, succ, method, threads, packing, splitters, seed, valida
             def early(succ32):
                 return random_splitter.start(ctx, succ32, n, p=p, packing=packing,
                                              splitters=splitters, walk=walk)
-    info = device_input.prepare(ctx, src, validate, need_heads, early)
+    scanned = None
+    if method == "random-splitter" and splitters == "random" and checks_in_walk(packing, walk):
+        # one list, guessed: the whole ranking is queued before the host reads a counter
+        # (run_random_splitter's scan_stats); only where succ is not one list does the
+        # host go on as below, with RS1's words
+        scanned = device_input.scan(ctx, src)
+        started = random_splitter.start(ctx, scanned[1], n, p=p, packing=packing,
+                                        splitters=splitters, walk=walk)
+        try:
+            out = run_random_splitter(ctx, scanned[1], n, None, 1, p=p, packing=packing,
+                                      splitters=splitters, seed=seed, walk=walk,
+                                      started=started, scan_stats=scanned[0])
+        except RuntimeError:
+            if validate:
+                device_input.diagnose(src)
+            raise
+        if out is not None:
+            return RankResult(dev.export(out[0], succ), ctx.launches, out[1], ctx.helpers)
+        early = lambda succ32: started                          # noqa: E731
+    info = device_input.prepare(ctx, src, validate, need_heads, early, scanned)
     succ_d = info.succ32
     if method == "random-splitter" and packing == 64 and walk == "paper" \
             and ((succ_d is src and not owned) or validate):

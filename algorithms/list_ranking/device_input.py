@@ -281,14 +281,9 @@ def diagnose(src) -> None:
                        "please report this input")
 
 
-def prepare(ctx, src, validate: bool, need_heads: bool, early=None) -> Prepared:
-    """Check succ on the device (see the module docstring) and find the heads.
-    The range check always runs (an id out of range would make the kernels read
-    outside the arrays); with validate=False the in-degrees are computed only where
-    the heads are needed, and not checked.  early(succ32): called once the scan is
-    queued, before the host waits for its counters, to queue work that reads no
-    successor's target (the random splitter's RS1): the host's time to queue it then
-    overlaps the GPU's instead of leaving the GPU idle."""
+def scan(ctx, src):
+    """Queue the input scan (lr_scan_*); returns (its counters: a device array of 5
+    int64, BAD ..., the int32 successors).  Nothing is read back here."""
     dev = ctx.device
     n = src.size
     stats = dev.zeros(5, np.int64)
@@ -299,6 +294,22 @@ def prepare(ctx, src, validate: bool, need_heads: bool, early=None) -> Prepared:
     else:
         succ32 = dev.empty(n, np.int32)
         helper_launch(ctx, lr_scan_i64, grid, src, succ32, stats, n, step="check")
+    return stats, succ32
+
+
+def prepare(ctx, src, validate: bool, need_heads: bool, early=None, scanned=None) -> Prepared:
+    """Check succ on the device (see the module docstring) and find the heads.
+    The range check always runs (an id out of range would make the kernels read
+    outside the arrays); with validate=False the in-degrees are computed only where
+    the heads are needed, and not checked.  early(succ32): called once the scan is
+    queued, before the host waits for its counters, to queue work that reads no
+    successor's target (the random splitter's RS1): the host's time to queue it then
+    overlaps the GPU's instead of leaving the GPU idle.  scanned: what scan() returned,
+    where the caller queued the scan already."""
+    dev = ctx.device
+    n = src.size
+    grid = grid_for(ctx, n)
+    stats, succ32 = scanned if scanned is not None else scan(ctx, src)
     started = early(succ32) if early is not None else None
     st = stats.to_host()
     if st[BAD] or st[TAILS] == 0:

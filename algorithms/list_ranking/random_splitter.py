@@ -115,7 +115,7 @@ import math
 
 import numpy as np
 
-from .random_splitter_kernels import (NONE16, UNWALKED_HIGH, rs1_init_48, rs1_init_64, rs1_init_64p,
+from .random_splitter_kernels import (NONE16, NOT_ONE_LIST, UNWALKED_HIGH, rs1_init_48, rs1_init_64, rs1_init_64p,
                                       rs2_choose_48, rs2_choose_64, rs2_choose_64p, rs3_walk_48,
                                       rs3_walk_64, rs3_walk_64p, rs4_jump_in_place,
                                       rs4_rank_splitters,
@@ -224,15 +224,15 @@ def start(ctx, succ_d, n: int, *, p: int, packing: int, splitters: str,
 
 def slot_arrays(dev, r: int, p_rand: int) -> tuple:
     """sp_node, spw, kiss, sp_rank and flags (RS4's flag words, then the fused walk's
-    three error words: one host read for all) for r slots."""
+    four words, WALKED_TWICE ..: one host read for all) for r slots."""
     return (dev.zeros(r, np.int32), dev.zeros(2 * (r + 1), np.uint64),
             dev.zeros(4 * p_rand, np.uint32), dev.zeros(r + 1, np.int32),
-            dev.zeros(rs4_flag_words(r + 1) + 3, np.int32))
+            dev.zeros(rs4_flag_words(r + 1) + 4, np.int32))
 
 
 def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, packing: int,
                         splitters: str, seed: int, walk: str | None = None, host_succ=None,
-                        head: int = -1, started: Started | None = None):
+                        head: int = -1, started: Started | None = None, scan_stats=None):
     """Kernels RS1..RS5; returns (ranks: int64 device array, stats dict).  heads_d: the
     heads of the lists (int32 device array, n_heads of them), or None for a single
     list whose head is ``head``.  walk="paper" with packing=64 overwrites succ_d with
@@ -240,12 +240,22 @@ def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, p
     host_succ() gives succ as a numpy array.  head (>= 0, one list): the fused walk
     checks that it gets rank n - 1.  started: what start() queued (else it is called
     here).  The fused walk raises RuntimeError when its checks find succ is not a
-    forest of lists (see the validation in the module docstring)."""
+    forest of lists (see the validation in the module docstring).
+
+    scan_stats (fused walk, random splitters): the input scan's counters, not read yet:
+    RS2..RS5 are queued for one list, its head found on the device (one_list_head),
+    before anyone knows that succ is one list; returns None where it is not (the
+    kernels then did nothing: RS1's words stay for a second call, and the attempt's
+    launches move to ctx.helpers, step "one list?")."""
     walk = check_walk(walk, packing)
     dev = ctx.device
     st = started if started is not None else start(ctx, succ_d, n, p=p, packing=packing,
                                                    splitters=splitters, walk=walk)
     given_head = -1
+    one_list = 0
+    if scan_stats is not None:                  # one list, guessed (see above)
+        assert splitters == "random" and packing == 64 and walk == "fused"
+        heads_d, n_heads, one_list = None, 1, 1
     if splitters == "random":
         p_rand, given_d, n_given = p, heads_d, n_heads
         if heads_d is None:                     # one list: its head
@@ -269,8 +279,11 @@ def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, p
     walkers = min(r, max(threads, ctx.resident_threads()))
     sp_node, spw, kiss, sp_rank, flags = (st.arrays if st.r == r and p_rand == p
                                           else slot_arrays(dev, r, p_rand))
+    st.r = None                         # used: a second call allocates its own
     if given_d is None:
         given_d = sp_node               # not read (given_head >= 0): any int32 array
+    if scan_stats is None and packing == 64 and walk == "fused":
+        scan_stats = st.word.view(np.int64)     # not read (one_list = 0): any int64 array
     e = rs4_flag_words(r + 1)
     seed64 = int(seed) % (1 << 64)
     first = st.first
@@ -282,7 +295,7 @@ def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, p
     elif packing == 64:
         word = st.word
         ctx.launch(rs2_choose_64, threads, word, sp_node, spw, kiss, given_d, seed64, p_rand, r,
-                   n, given_head, step="RS2")
+                   n, given_head, scan_stats, one_list, step="RS2")
         ctx.launch(rs3_walk_64, walkers, word, sp_node, spw, r, flags, e, step="RS3")
     else:
         owner, lrank = st.owner, st.lrank
@@ -295,13 +308,22 @@ def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, p
         from .device_input import widen
         ranks = widen(ctx, succ_d)                        # RS5 wrote the ranks over succ
     elif packing == 64:
-        ctx.launch(rs5_final_64, threads, word, sp_rank, n, flags, e, head, n - 1, step="RS5")
+        ctx.launch(rs5_final_64, threads, word, sp_rank, n, flags, e, head, n - 1, scan_stats,
+                   one_list, step="RS5")
         ranks = word.view(np.int64)                       # RS5 wrote the ranks over the words
     else:
         ctx.launch(rs5_final_48, threads, owner, lrank, sp_rank, n, step="RS5")
         from .device_input import widen
         ranks = widen(ctx, lrank)
-    rs4_rounds = rs4_done()             # RS4's convergence, read once RS5 is queued
+    rs4_rounds, words = rs4_done()      # RS4's convergence, read once RS5 is queued
+    if one_list and words[NOT_ONE_LIST]:
+        attempt = ctx.launches[first + 1:]
+        del ctx.launches[first + 1:]
+        for rep in attempt:
+            rep.extra["step"] = "one list?"
+        ctx.helpers.extend(attempt)
+        return None
+    check_walk_words(words)
     rs1 = ctx.launches[first]
 
     def sublists():
@@ -357,13 +379,13 @@ def rs4_flag_words(m: int) -> int:
 
 def rank_splitters(ctx, spw, sp_rank, m: int, flags, n: int, deferred: bool = False):
     """RS4 over the m = r + 1 slot words in spw[0..m) (spw has 2m words); flags: zeros,
-    rs4_flag_words(m) for RS4, then the fused walk's error words.  Returns (the rounds
-    run, the slot words as RS3 left them, for the stats); deferred: a function that
-    reads and checks the flags in place of the rounds, so that the host queues the
-    next kernel before it waits for RS4.  Up to SINGLE_BLOCK_SLOTS slots: the paper's
-    single block (in place: the stats get a copy).  Up to IN_PLACE_RESIDENT_FACTOR
-    times the resident threads: rs4_jump_in_place, one launch (rounds reported: 1).
-    Beyond: wylie_jump launched
+    rs4_flag_words(m) for RS4, then the fused walk's words.  Returns ((the rounds run,
+    the fused walk's words), the slot words as RS3 left them, for the stats); deferred:
+    a function that reads and checks the flags in place of the first, so that the host
+    queues the next kernel before it waits for RS4 (RuntimeError where RS4 did not
+    converge).  Up to SINGLE_BLOCK_SLOTS slots: the paper's single block (in place:
+    the stats get a copy).  Up to IN_PLACE_RESIDENT_FACTOR times the resident threads:
+    rs4_jump_in_place, one launch (rounds reported: 1).  Beyond: wylie_jump launched
     max_rounds(m) times between two other buffers (spw stays as RS3 left it), with no
     host round trip between rounds (a finished word does not change), then one check
     of the last round's flag."""
@@ -378,14 +400,14 @@ def rank_splitters(ctx, spw, sp_rank, m: int, flags, n: int, deferred: bool = Fa
         def finish():
             f = flags.to_host()
             rounds = int(f[3])
-            return check_rs4(rounds, f[rounds % 3], f[e:])
+            return check_rs4(rounds, f[rounds % 3]), f[e:]
     elif m <= IN_PLACE_RESIDENT_FACTOR * ctx.resident_threads():
         slot_words = dev.empty(m, np.uint64)
         ctx.launch(rs4_jump_in_place, m, spw, sp_rank, flags, m, n, slot_words, step="RS4")
 
         def finish():
             f = flags.to_host()
-            return check_rs4(1, f[0], f[e:])
+            return check_rs4(1, f[0]), f[e:]
     else:
         slot_words = spw
         a, b = dev.empty(m, np.uint64), dev.empty(m, np.uint64)
@@ -397,19 +419,24 @@ def rank_splitters(ctx, spw, sp_rank, m: int, flags, n: int, deferred: bool = Fa
 
         def finish():
             f = flags.to_host()
-            return check_rs4(limit, f[limit], f[e:])
+            return check_rs4(limit, f[limit]), f[e:]
     return (finish if deferred else finish()), slot_words
 
 
-def check_rs4(rounds: int, unfinished, errors=()) -> int:
+def check_rs4(rounds: int, unfinished) -> int:
     if unfinished:
         raise RuntimeError("random-splitter: the list of splitters did not converge (the "
                            "input is not a forest of lists); rank it with validate=True")
-    if any(errors):
-        raise RuntimeError("random-splitter: the walk found a node reached twice, a node "
-                           "no walk reached or a head without rank n - 1 (the input is not "
-                           "a forest of lists); rank it with validate=True")
     return rounds
+
+
+def check_walk_words(words) -> None:
+    """RuntimeError where the fused walk's checks (WALKED_TWICE, UNOWNED, HEAD_RANK) fired."""
+    found = [what for what, w in zip(("a node reached twice", "a node no walk reached",
+                                      "a head without rank n - 1"), words[:3]) if w]
+    if found:
+        raise RuntimeError(f"random-splitter: the walk found {' and '.join(found)} (the input "
+                           "is not a forest of lists); rank it with validate=True")
 
 
 def harmonic(m: float) -> float:

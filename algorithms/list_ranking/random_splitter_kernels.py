@@ -7,6 +7,7 @@ from algorithms.kiss import kiss_below, kiss_next, kiss_seed_device
 from simgpu.lang import (Array, blockDim, blockIdx, device_function, gridDim, i32, i64, kernel,
                          threadIdx, u16, u32, u64)
 
+from .device_input import BAD, SUCC_SUM, TAILS
 from .wylie import DONE, LOW, SUCC_MASK, block_pointer_jumping
 
 NONE16 = 0xFFFF               # 48-bit: owner of a node that has none yet
@@ -18,8 +19,9 @@ SLOT_MASK = 0x7FFFFFFF        # the slot in a word's high half, once shifted dow
 # already walked (high half = its slot, below) from a fresh one, and RS5 an unowned one
 UNWALKED_HIGH = 0x7FFFFFFF
 UNWALKED = UNWALKED_HIGH << 32
-# 64-bit fused: the error words the walk leaves for the host (err[E + ...])
-WALKED_TWICE, UNOWNED, HEAD_RANK = range(3)
+# 64-bit fused: the words the walk leaves for the host (err[E + ...]): three errors, and
+# NOT_ONE_LIST: a run that guessed one list (``one_list`` below) found the guess wrong
+WALKED_TWICE, UNOWNED, HEAD_RANK, NOT_ONE_LIST = range(4)
 
 # --- RS1 -------------------------------------------------------------------
 
@@ -37,15 +39,37 @@ def rs1_init_48(owner: Array[u16], n: i32):
 
 # --- RS2 -------------------------------------------------------------------
 
+@device_function
+def one_list_head(stats: Array[i64], n: i32) -> i32:
+    """The head of succ from the input scan's counters (device_input.lr_scan_*) when
+    succ may be one list (every id in range, one tail, the head's id n(n-1)/2 minus
+    the successors' sum in range), else -1.  Lets the host queue RS2..RS5 for one
+    list before it has read the counters: with -1 they do nothing (one_list=1)."""
+    h = -1
+    if stats[BAD] == 0 and stats[TAILS] == 1:
+        s = i64(n) * (i64(n) - 1) // 2 - stats[SUCC_SUM]
+        if s >= 0 and s < i64(n):
+            h = i32(s)
+    return h
+
+
 @kernel
 def rs2_choose_64(word: Array[u64], sp_node: Array[i32], spw: Array[u64], kiss: Array[u32],
-                  given: Array[i32], seed: u64, p: i32, r: i32, n: i32, head: i32):
+                  given: Array[i32], seed: u64, p: i32, r: i32, n: i32, head: i32,
+                  stats: Array[i64], one_list: i32):
     """head >= 0: the one given splitter (slot p, a single list's head: no array to copy
-    up for it); else the given splitters are given[0 .. r - p)."""
+    up for it); else the given splitters are given[0 .. r - p).  one_list=1: the head
+    comes from the input scan's counters (one_list_head) and, where succ is not one
+    list, no splitter is marked, so RS3 walks nothing and RS4 has nothing to rank."""
     t = blockIdx.x * blockDim.x + threadIdx.x
     if t == 0:
         spw[r] = DONE | (u64(r) << 32)          # the sentinel: weight 0, points to itself
-    for k in range(t, r, gridDim.x * blockDim.x):
+    todo = r
+    if one_list != 0:
+        head = one_list_head(stats, n)
+        if head < 0:
+            todo = 0
+    for k in range(t, todo, gridDim.x * blockDim.x):
         if k < p:
             kiss_seed_device(kiss, k, seed, u64(k))
             s = i32(kiss_below(kiss_next(kiss, k), n))
@@ -201,11 +225,20 @@ def rs4_splitter_ranks(words: Array[u64], sp_rank: Array[i32], m: i32):
 
 @kernel
 def rs5_final_64(word: Array[u64], sp_rank: Array[i32], n: i32, err: Array[i32], e: i32,
-                 head: i32, last: i32):
+                 head: i32, last: i32, stats: Array[i64], one_list: i32):
     """Also the validation's last checks: err[e + UNOWNED] = 1 if a node has no owner
     (no walk reached it: it lies on a cycle without a splitter), err[e + HEAD_RANK] = 1
-    if node ``head`` (>= 0) does not get rank ``last``.  An unowned node's rank is -1."""
-    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+    if node ``head`` (>= 0) does not get rank ``last``.  An unowned node's rank is -1.
+    one_list=1: the head from the scan's counters; where succ is not one list
+    (one_list_head), err[e + NOT_ONE_LIST] = 1 and the words stay as they are."""
+    todo = n
+    if one_list != 0:
+        head = one_list_head(stats, n)
+        if head < 0:
+            todo = 0
+            if blockIdx.x == 0 and threadIdx.x == 0:
+                err[e + NOT_ONE_LIST] = 1
+    for i in range(blockIdx.x * blockDim.x + threadIdx.x, todo, gridDim.x * blockDim.x):
         w = word[i]
         rk = -1
         if w >= SPLIT:                                    # a splitter: local rank 0

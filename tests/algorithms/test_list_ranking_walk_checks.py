@@ -85,10 +85,42 @@ def test_rs5_flags_an_unowned_node_and_a_wrong_head_rank():
     for head, last, want in [(0, 5, [0, 1, 0]), (0, 2, [0, 1, 1]), (-1, 2, [0, 1, 0])]:
         word = dev.to_device(words)
         err = dev.zeros(3, np.int32)
-        dev.launch(rs5_final_64, 1, 32, word, sp_rank, 3, err, 0, head, last)
+        dev.launch(rs5_final_64, 1, 32, word, sp_rank, 3, err, 0, head, last,
+                   dev.zeros(5, np.int64), 0)
         assert err.to_host().tolist() == want, (head, last)
         assert word.to_host().view(np.int64).tolist() == [5, 4, -1]
     assert (UNOWNED, HEAD_RANK) == (1, 2)
+
+
+def scan_counters(dev, succ):
+    from algorithms.list_ranking import device_input
+    ctx = LR._Context(dev, 256, None)
+    stats, succ32 = device_input.scan(ctx, dev.to_device(np.asarray(succ, np.int32)))
+    return stats
+
+
+@pytest.mark.parametrize("succ, one", [([1, 2, 3, 3], True),        # one list, head 0
+                                       ([1, 1, 3, 3], False),       # two tails
+                                       ([1, 7, 3, 3], False),       # an id out of range
+                                       ([1, 3, 3, 3], False)])      # head sum out of range
+def test_rs2_and_rs5_for_a_guessed_single_list(succ, one):
+    # one_list=1: the head comes from the scan's counters; where succ is not one list RS2
+    # marks no splitter and RS5 leaves the words and raises NOT_ONE_LIST
+    from algorithms.list_ranking.random_splitter_kernels import NOT_ONE_LIST, rs2_choose_64
+    dev = simgpu.get_device(DEV)
+    stats = scan_counters(dev, succ)
+    word = dev.to_device(np.uint64(UNWALKED) | np.array(succ, np.uint64))
+    sp_node = dev.zeros(2, np.int32)
+    dev.launch(rs2_choose_64, 1, 32, word, sp_node, dev.zeros(6, np.uint64),
+               dev.zeros(4, np.uint32), sp_node, 7, 1, 2, 4, -1, stats, 1)
+    marked = np.flatnonzero(word.to_host() >= np.uint64(1 << 63))
+    assert (0 in marked) == one and (len(marked) > 0) == one
+    err = dev.zeros(4, np.int32)
+    before = word.to_host()
+    dev.launch(rs5_final_64, 1, 32, word, dev.zeros(3, np.int32), 4, err, 0, -1, 3, stats, 1)
+    assert err.to_host()[NOT_ONE_LIST] == (0 if one else 1)
+    if not one:
+        np.testing.assert_array_equal(word.to_host(), before)
 
 
 def damaged(n, seed, changes):
