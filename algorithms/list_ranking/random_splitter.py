@@ -27,8 +27,10 @@ sentinel that ends the short list of splitters.
                           splitter's rank.  Above SINGLE_BLOCK_SLOTS slots
                           (more splitters than the paper ever used) one
                           block is the bottleneck, and RS4 is instead
-                          wylie_jump launched ceil(log2(r + 1)) times over
-                          the slot words, then rs4_splitter_ranks
+                          rs4_jump_in_place (pointer jumping in place, one
+                          launch, up to IN_PLACE_RESIDENT_FACTOR x the
+                          resident threads), beyond that wylie_jump launched
+                          ceil(log2(r + 1)) times, then rs4_splitter_ranks
   RS5  rs5_final_{64,48}  every node: rank = sp_rank[owner] - local rank   (n, coalesced)
 
 Direction: local ranks grow along the list away from the splitter, ranks
@@ -127,8 +129,9 @@ SINGLE_BLOCK_SLOTS = 16384    # RS4 in one block up to this many slots (the pape
 # above: RS4 as one launch of rs4_jump_in_place while the slots are at most this many
 # times the device's resident threads (it needs every walker resident to jump as fast
 # as rounds would); beyond, ceil(log2 m) launches of wylie_jump
-# (H200, benchmarks/rank_host_profile.py, 2026-11-26: at 2^26 nodes, 1,048,577 slots = 3.9x
-# the resident threads, 0.117 ms in place against 0.701 ms for 22 launches)
+# (H100, benchmarks/rank_host_profile.py, docs/results/rank-host-profile-h100.md: at 2^26
+# nodes, 1,048,577 slots = 3.9x the resident threads, 0.137 ms in place against 0.713 ms
+# for 22 launches; 2^24: 0.060 against 0.248)
 IN_PLACE_RESIDENT_FACTOR = 8
 MAX_THREADS_48 = 16384        # the paper's limit for the 48-bit version
 MAX_SLOTS_48 = NONE16         # owner ids 0 .. 65534
