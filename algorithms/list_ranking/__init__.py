@@ -60,7 +60,9 @@ RuntimeError (Wylie, RS4), and so do the fused walk's checks (complete for a
 single list); other damage gives wrong ranks; nothing loops forever.  The one host pass left on a device method is splitters="even" (the
 paper's "perfect" splitters need every node's position: a sequential walk of
 a host copy).  ``RankResult.helper_launches`` holds these kernels' reports
-(report.extra["step"]: "check", "heads", "validate", "output").
+(report.extra["step"]: "check", "heads", "validate", "output", and "one list?": the
+random splitter's fused walk first queues RS2..RS5 for one list before the host reads
+the input scan, and these did nothing where succ turned out not to be one list).
 
 Threads.  ``threads`` is the number of GPU threads p.  Random splitter: the
 number of random splitters, one per thread (also the threads of RS1, RS2,

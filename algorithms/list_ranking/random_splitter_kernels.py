@@ -352,11 +352,12 @@ def rs4_jump_in_place(spw: Array[u64], sp_rank: Array[i32], flags: Array[i32], m
         before[k] = w
         jumps = 0
         while w < DONE and jumps < m and (w & LOW) <= u64(n):
-            spw[k] = w                  # a store first: the load below is fresh (the L2)
-            w = spw[i32((w >> 32) & SUCC_MASK)] + (w & LOW)
+            # a store first: the load below is fresh (the L2)
+            spw[k] = w  # benign race: any (slot, distance) word read is right (docstring)
+            w = spw[i32((w >> 32) & SUCC_MASK)] + (w & LOW)  # benign race: as the line above
             jumps += 1
         if w < DONE:
             flags[0] = 1
         else:
-            spw[k] = w
+            spw[k] = w  # benign race: any (slot, distance) word read is right (docstring)
         sp_rank[k] = i32(w & LOW) - 1
