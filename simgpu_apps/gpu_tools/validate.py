@@ -53,6 +53,13 @@ METRICS = {
 }
 TIME_METRIC = "gpu__time_duration.sum"
 
+# Kernels whose counts depend on the interleaving whatever the case: their reads see
+# other threads' writes of the same launch (results are schedule-free, counts are not).
+SCHEDULE_DEPENDENT = {
+    "rs4_jump_in_place": "pointer jumping in place, without rounds: how far a thread's "
+                         "pointer has come when it reads depends on the other threads' progress",
+}
+
 # Differences that come from nvcc, not from the model: the simulator counts every
 # load and store of the kernel's IR; the compiled code may drop some.
 COMPILER_EFFECTS = {
@@ -194,12 +201,23 @@ def compare(selected, sim, gpu, gpu_ncu, manifest) -> dict:
     (its launch counts can differ from the timing run's where rounds are
     schedule-dependent)."""
     table = {"outputs": [], "counts": [], "times": [], "unpaired": []}
-    ncu_runs, at = {}, 0
+    ncu_runs, at, table["helpers"] = {}, 0, {}
     for name, seed, kernels in manifest:
-        ncu_runs[(name, seed)] = gpu_ncu[at:at + len(kernels)]
-        at += len(kernels)
-    if at != len(gpu_ncu):
-        raise RuntimeError(f"ncu saw {len(gpu_ncu)} launches, the worker made {at}")
+        # ncu also sees the algorithms' helper launches (input checks, the validation
+        # kernels: RankResult.helper_launches), which the cases do not report: skip
+        # them, in order, up to each reported kernel
+        rows = []
+        for kernel in kernels:
+            while at < len(gpu_ncu) and gpu_ncu[at].kernel != kernel:
+                table["helpers"][gpu_ncu[at].kernel] = table["helpers"].get(gpu_ncu[at].kernel, 0) + 1
+                at += 1
+            if at == len(gpu_ncu):
+                raise RuntimeError(f"ncu's launches end before {name} seed {seed}'s {kernel}")
+            rows.append(gpu_ncu[at])
+            at += 1
+        ncu_runs[(name, seed)] = rows
+    for lc in gpu_ncu[at:]:
+        table["helpers"][lc.kernel] = table["helpers"].get(lc.kernel, 0) + 1
     for case in selected:
         for (name, seed), (g_out, g_launches) in gpu.items():
             if name != case.name:
@@ -221,7 +239,7 @@ def compare(selected, sim, gpu, gpu_ncu, manifest) -> dict:
                     verdict = "equal"
                 elif sl.kernel in COMPILER_EFFECTS:
                     verdict = "differs: compiler (see below)"
-                elif case.schedule_dependent_counts:
+                elif case.schedule_dependent_counts or sl.kernel in SCHEDULE_DEPENDENT:
                     verdict = "differs: schedule-dependent"
                 else:
                     verdict = "DIFFERS"
@@ -267,6 +285,10 @@ def write_validation_page(path, table, device_name, selected, kernels, elapsed_n
                       f"{n} seed {s}: sim {a} launches, GPU {b}"
                       for n, s, a, b in table["unpaired"]) + ". Their rounds differ: the "
                   "extra round's launches have no partner and are left out above."]
+    if table.get("helpers"):
+        lines += ["", "Not compared: the algorithms' helper launches (input checks, validation "
+                  "kernels, which the cases do not report) that Nsight Compute saw: " + ", ".join(
+                      f"{k} x{v}" for k, v in sorted(table["helpers"].items())) + "."]
     lines += ["", "## Times", "",
               "GPU event: CUDA events around one launch through CuPy (median of 5), which "
               "includes the host's launch overhead; GPU kernel: Nsight Compute's "
@@ -277,7 +299,7 @@ def write_validation_page(path, table, device_name, selected, kernels, elapsed_n
               "| case | seed | launch | kernel | GPU event ms | GPU kernel ms | sim ms | sim / GPU kernel |",
               "|---|---:|---:|---|---:|---:|---:|---:|"]
     for name, seed, k, kern, ev, gk, sk in table["times"]:
-        ratio = f"{sk / gk:.2f}" if sk and gk else "-"
+        ratio = f"{sk / gk:.3f}" if sk and gk else "-"
         cells = [f"{v:.4f}" if v is not None else "-" for v in (ev, gk, sk)]
         lines.append(f"| {name} | {seed} | {k} | {kern} | " + " | ".join(cells) + f" | {ratio} |")
     per_kernel = by_kernel(table["times"])
