@@ -452,7 +452,7 @@ def add_validate(sub):
 
 def cmd_validate(args):
     if args.rest and args.rest[0].endswith(".py"):      # a user's file of cases
-        from simgpu_apps.validate_cases import main as validate_file
+        from simgpu_apps.validate_file import main as validate_file
         if validate_file(args.rest):
             raise UserError("the two devices' outputs differ (see above)")
         return

@@ -223,7 +223,7 @@ def compare(kernel, grid, block, *args, devices=("sim:h100", "sim:gtx260"), engi
     return out
 
 
-# --- the cases of a user's file (simgpu validate FILE.py: simgpu_apps.validate_cases) ---
+# --- the cases of a user's file (simgpu validate FILE.py: simgpu_apps.validate_file) ---
 
 def load_cases(path):
     """The CASES a user's file defines (see the module), checked."""

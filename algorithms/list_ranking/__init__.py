@@ -40,10 +40,14 @@ Validation (device methods: device_input.py, every check a kernel; the host
 reads a few counters, never n values).  Always: every successor in [0, n) and
 at least one tail (a bad id would make the kernels read outside the arrays).
 With validate=True (default) also: no node with two predecessors and no
-cycle, checked from the result: a consistent ranking (rank[t] == 0 at tails,
-rank[i] == rank[succ[i]] + 1 elsewhere: one gather pass) exists only without
-a cycle, the in-degrees come from the head finding (several lists), and a
-single list's head must have rank n - 1.  Only when a check fails does the
+cycle.  The random splitter's default (fused) walk checks that itself, at no
+extra pass: a walk that meets a node already walked, a node no walk reached,
+a single list's head without rank n - 1, splitters that do not converge
+(random_splitter.py, "Validation in the walk"); the in-degrees come from the
+head finding (several lists).  The other device methods check the result: a
+consistent ranking (rank[t] == 0 at tails, rank[i] == rank[succ[i]] + 1
+elsewhere: one gather pass) exists only without a cycle, and a single list's
+head must have rank n - 1.  Only when a check fails does the
 host copy succ back and run the sequential diagnosis, which names the
 offending node(s) in a ValueError (sequential.validate_succ); so do host
 methods, before they start.  An empty list and n = 1 are fine.  The heads
@@ -52,11 +56,13 @@ tail) as the one id no successor names (n(n-1)/2 minus the successors'
 sum, a streaming pass), else from in-degrees (atomics) and a block prefix
 sum.  With validate=False invalid input is not caught beyond the range
 check: pointer jumping that does not converge in log2(n) rounds raises
-RuntimeError (Wylie, RS4), other damage gives wrong ranks; nothing loops
-forever.  The one host pass left on a device method is splitters="even" (the
+RuntimeError (Wylie, RS4), and so do the fused walk's checks (complete for a
+single list); other damage gives wrong ranks; nothing loops forever.  The one host pass left on a device method is splitters="even" (the
 paper's "perfect" splitters need every node's position: a sequential walk of
 a host copy).  ``RankResult.helper_launches`` holds these kernels' reports
-(report.extra["step"]: "check", "heads", "validate", "output").
+(report.extra["step"]: "check", "heads", "validate", "output", and "one list?": the
+random splitter's fused walk first queues RS2..RS5 for one list before the host reads
+the input scan, and these did nothing where succ turned out not to be one list).
 
 Threads.  ``threads`` is the number of GPU threads p.  Random splitter: the
 number of random splitters, one per thread (also the threads of RS1, RS2,
@@ -87,9 +93,9 @@ import simgpu
 from simgpu.lang.errors import ArgumentError
 
 from ..arguments import check_block, check_device, check_launch_options, check_seed, check_threads
-from . import cpu, device_input
+from . import cpu, device_input, random_splitter
 from .random_splitter import (MAX_THREADS_48, WALKS, check_48_threads, check_walk,
-                              run_random_splitter)
+                              checks_in_walk, run_random_splitter)
 from .sequential import rank_sequential, validate_succ
 from .wylie import run_wylie, run_wylie_single_block
 
@@ -278,7 +284,34 @@ def _rank_on_device(ctx, succ, method, threads, packing, splitters, seed, valida
     if n == 0:
         return RankResult(dev.export(dev.zeros(0, np.int64), succ), [], {}, [])
     need_heads = method == "random-splitter"
-    info = device_input.prepare(ctx, src, validate, need_heads)
+    p = None
+    early = None
+    if method == "random-splitter":
+        p = default_threads(ctx, n, packing) if threads is None else int(threads)
+        if not (packing == 64 and walk == "paper"):     # (paper: RS1 after the copy below)
+            def early(succ32):
+                return random_splitter.start(ctx, succ32, n, p=p, packing=packing,
+                                             splitters=splitters, walk=walk)
+    scanned = None
+    if method == "random-splitter" and splitters == "random" and checks_in_walk(packing, walk):
+        # one list, guessed: the whole ranking is queued before the host reads a counter
+        # (run_random_splitter's scan_stats); only where succ is not one list does the
+        # host go on as below, with RS1's words
+        scanned = device_input.scan(ctx, src)
+        started = random_splitter.start(ctx, scanned[1], n, p=p, packing=packing,
+                                        splitters=splitters, walk=walk)
+        try:
+            out = run_random_splitter(ctx, scanned[1], n, None, 1, p=p, packing=packing,
+                                      splitters=splitters, seed=seed, walk=walk,
+                                      started=started, scan_stats=scanned[0])
+        except RuntimeError:
+            if validate:
+                device_input.diagnose(src)
+            raise
+        if out is not None:
+            return RankResult(dev.export(out[0], succ), ctx.launches, out[1], ctx.helpers)
+        early = lambda succ32: started                          # noqa: E731
+    info = device_input.prepare(ctx, src, validate, need_heads, early, scanned)
     succ_d = info.succ32
     if method == "random-splitter" and packing == 64 and walk == "paper" \
             and ((succ_d is src and not owned) or validate):
@@ -292,14 +325,14 @@ def _rank_on_device(ctx, succ, method, threads, packing, splitters, seed, valida
             ranks, rounds = run_wylie_single_block(ctx, succ_d, n)
             stats = {"rounds": rounds}
         else:
-            p = default_threads(ctx, n, packing) if threads is None else int(threads)
             ranks, stats = run_random_splitter(ctx, succ_d, n, info.heads, info.n_heads, p=p,
                                                packing=packing, splitters=splitters, seed=seed,
-                                               walk=walk, host_succ=info.succ32.to_host)
+                                               walk=walk, host_succ=info.succ32.to_host,
+                                               head=info.head, started=info.early)
     except RuntimeError:
         if validate:                    # did not converge: a cycle; name its nodes
             device_input.diagnose(src)
         raise
-    if validate:
+    if validate and not (method == "random-splitter" and checks_in_walk(packing, walk)):
         device_input.check_ranks(ctx, info, ranks)
     return RankResult(dev.export(ranks, succ), ctx.launches, stats, ctx.helpers)

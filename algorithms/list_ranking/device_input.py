@@ -18,7 +18,9 @@ counters back, never an array of n:
                        the nodes of in-degree 0, in increasing order (block
                        prefix sums, as the connected components' edge packing),
                        and the nodes of in-degree 2 or more (an error).
-  lr_check_ranks       after the ranking, with validate=True: rank[t] == 0 at
+  lr_check_ranks       after the ranking, with validate=True, for the methods that
+                       do not check in their walk (all but the random splitter's
+                       fused walk: random_splitter.py): rank[t] == 0 at
                        the tails, rank[i] == rank[succ[i]] + 1 elsewhere (one
                        gather), and rank[head] == n - 1 for a single list.  A
                        consistent ranking exists only without cycles; with the
@@ -40,7 +42,8 @@ from simgpu.lang import (FULL_MASK, Array, atomic_add, atomic_max, atomic_min, b
 from .sequential import validate_succ
 
 BLOCK = 256                  # threads per block of these kernels (full warps: the sums shuffle)
-# stats words written by lr_scan_*
+# stats words written by lr_scan_* into zeros (no host array to copy up): the bad ids,
+# n - the first bad node, the tails, one tail + 1, the sum of the non-tails' successors
 BAD, FIRST_BAD, TAILS, A_TAIL, SUCC_SUM = range(5)
 
 
@@ -72,7 +75,8 @@ def warp_max(v: i64) -> i64:
 
 
 @device_function
-def scan_totals(stats: Array[i64], bad: i64, first: i64, tails: i64, tail: i64, total: i64):
+def scan_totals(stats: Array[i64], n: i64, bad: i64, first: i64, tails: i64, tail: i64,
+                total: i64):
     bad = warp_sum(bad)
     first = warp_min(first)
     tails = warp_sum(tails)
@@ -81,17 +85,17 @@ def scan_totals(stats: Array[i64], bad: i64, first: i64, tails: i64, tail: i64, 
     if threadIdx.x % 32 == 0:
         if bad != 0:
             atomic_add(stats, BAD, bad)
-            atomic_min(stats, FIRST_BAD, first)
+            atomic_max(stats, FIRST_BAD, i64(n) - first)
         if tails != 0:
             atomic_add(stats, TAILS, tails)
-            atomic_max(stats, A_TAIL, tail)
+            atomic_max(stats, A_TAIL, tail + 1)
         if total != 0:
             atomic_add(stats, SUCC_SUM, total)
 
 
 @kernel
 def lr_scan_i32(src: Array[i32], stats: Array[i64], n: i32):
-    """stats (5 words: 0, n, 0, -1, 0): see the module docstring."""
+    """stats (5 zeros): see BAD, FIRST_BAD, ... above and the module docstring."""
     bad = i64(0)
     first = i64(n)
     tails = i64(0)
@@ -107,7 +111,7 @@ def lr_scan_i32(src: Array[i32], stats: Array[i64], n: i32):
             tail = i
         else:
             total += s
-    scan_totals(stats, bad, first, tails, tail, total)
+    scan_totals(stats, i64(n), bad, first, tails, tail, total)
 
 
 @kernel
@@ -130,7 +134,7 @@ def lr_scan_i64(src: Array[i64], succ: Array[i32], stats: Array[i64], n: i32):
                 tail = i
             else:
                 total += s
-    scan_totals(stats, bad, first, tails, tail, total)
+    scan_totals(stats, i64(n), bad, first, tails, tail, total)
 
 
 @kernel
@@ -219,8 +223,9 @@ def lr_low_words(src: Array[u64], dst: Array[i64], off: i32, n: i32):
 
 class Prepared:
     """What prepare() found: succ32 (int32 device array), n, tails, heads (device
-    array of the heads in increasing order; None where not needed), n_heads, head
-    (the single list's head, else -1), source (the caller's array, for a diagnosis)."""
+    array of the heads in increasing order; None where not needed and for a single
+    list, whose head is ``head``), n_heads, head (the single list's head, else -1),
+    source (the caller's array, for a diagnosis), early (what ``early`` returned)."""
 
     def __init__(self, **kw):
         self.__dict__.update(kw)
@@ -276,14 +281,12 @@ def diagnose(src) -> None:
                        "please report this input")
 
 
-def prepare(ctx, src, validate: bool, need_heads: bool) -> Prepared:
-    """Check succ on the device (see the module docstring) and find the heads.
-    The range check always runs (an id out of range would make the kernels read
-    outside the arrays); with validate=False the in-degrees are computed only where
-    the heads are needed, and not checked."""
+def scan(ctx, src):
+    """Queue the input scan (lr_scan_*); returns (its counters: a device array of 5
+    int64, BAD ..., the int32 successors).  Nothing is read back here."""
     dev = ctx.device
     n = src.size
-    stats = dev.to_device(np.array([0, n, 0, -1, 0], dtype=np.int64))
+    stats = dev.zeros(5, np.int64)
     grid = grid_for(ctx, n)
     if src.dtype == np.int32:
         succ32 = src
@@ -291,18 +294,34 @@ def prepare(ctx, src, validate: bool, need_heads: bool) -> Prepared:
     else:
         succ32 = dev.empty(n, np.int32)
         helper_launch(ctx, lr_scan_i64, grid, src, succ32, stats, n, step="check")
+    return stats, succ32
+
+
+def prepare(ctx, src, validate: bool, need_heads: bool, early=None, scanned=None) -> Prepared:
+    """Check succ on the device (see the module docstring) and find the heads.
+    The range check always runs (an id out of range would make the kernels read
+    outside the arrays); with validate=False the in-degrees are computed only where
+    the heads are needed, and not checked.  early(succ32): called once the scan is
+    queued, before the host waits for its counters, to queue work that reads no
+    successor's target (the random splitter's RS1): the host's time to queue it then
+    overlaps the GPU's instead of leaving the GPU idle.  scanned: what scan() returned,
+    where the caller queued the scan already."""
+    dev = ctx.device
+    n = src.size
+    grid = grid_for(ctx, n)
+    stats, succ32 = scanned if scanned is not None else scan(ctx, src)
+    started = early(succ32) if early is not None else None
     st = stats.to_host()
     if st[BAD] or st[TAILS] == 0:
         diagnose(src)
     tails = int(st[TAILS])
-    info = Prepared(succ32=succ32, n=n, tails=tails, heads=None, n_heads=0, head=-1, source=src)
+    info = Prepared(succ32=succ32, n=n, tails=tails, heads=None, n_heads=0, head=-1, source=src,
+                    early=started)
     if tails == 1:
         head = n * (n - 1) // 2 - int(st[SUCC_SUM])
         if not 0 <= head < n:                       # no valid single list sums to this
             diagnose(src)
         info.head, info.n_heads = head, 1
-        if need_heads:
-            info.heads = dev.to_device(np.array([head], dtype=np.int32))
         return info
     if not (need_heads or validate):
         return info

@@ -7,19 +7,28 @@ from algorithms.kiss import kiss_below, kiss_next, kiss_seed_device
 from simgpu.lang import (Array, blockDim, blockIdx, device_function, gridDim, i32, i64, kernel,
                          threadIdx, u16, u32, u64)
 
-from .wylie import DONE, LOW, block_pointer_jumping
+from .device_input import BAD, SUCC_SUM, TAILS
+from .wylie import DONE, LOW, SUCC_MASK, block_pointer_jumping
 
 NONE16 = 0xFFFF               # 48-bit: owner of a node that has none yet
 SPLIT = 1 << 63               # 64-bit: the word of a splitter (its high half: SPLIT | slot)
 SPLIT_HIGH = 1 << 31          # the same bit in the high half, shifted down
 SLOT_MASK = 0x7FFFFFFF        # the slot in a word's high half, once shifted down
+# 64-bit fused: the high half of a word no walk has reached yet (RS1), a slot id no
+# slot has (r < UNWALKED_HIGH: random_splitter.py checks), so that RS3 tells a node
+# already walked (high half = its slot, below) from a fresh one, and RS5 an unowned one
+UNWALKED_HIGH = 0x7FFFFFFF
+UNWALKED = UNWALKED_HIGH << 32
+# 64-bit fused: the words the walk leaves for the host (err[E + ...]): three errors, and
+# NOT_ONE_LIST: a run that guessed one list (``one_list`` below) found the guess wrong
+WALKED_TWICE, UNOWNED, HEAD_RANK, NOT_ONE_LIST = range(4)
 
 # --- RS1 -------------------------------------------------------------------
 
 @kernel
 def rs1_init_64(succ: Array[i32], word: Array[u64], n: i32):
     for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
-        word[i] = u64(succ[i])                   # high half 0: no owner yet
+        word[i] = UNWALKED | u64(succ[i])        # no owner yet
 
 
 @kernel
@@ -30,16 +39,42 @@ def rs1_init_48(owner: Array[u16], n: i32):
 
 # --- RS2 -------------------------------------------------------------------
 
+@device_function
+def one_list_head(stats: Array[i64], n: i32) -> i32:
+    """The head of succ from the input scan's counters (device_input.lr_scan_*) when
+    succ may be one list (every id in range, one tail, the head's id n(n-1)/2 minus
+    the successors' sum in range), else -1.  Lets the host queue RS2..RS5 for one
+    list before it has read the counters: with -1 they do nothing (one_list=1)."""
+    h = -1
+    if stats[BAD] == 0 and stats[TAILS] == 1:
+        s = i64(n) * (i64(n) - 1) // 2 - stats[SUCC_SUM]
+        if s >= 0 and s < i64(n):
+            h = i32(s)
+    return h
+
+
 @kernel
 def rs2_choose_64(word: Array[u64], sp_node: Array[i32], spw: Array[u64], kiss: Array[u32],
-                  given: Array[i32], seed: u64, p: i32, r: i32, n: i32):
+                  given: Array[i32], seed: u64, p: i32, r: i32, n: i32, head: i32,
+                  stats: Array[i64], one_list: i32):
+    """head >= 0: the one given splitter (slot p, a single list's head: no array to copy
+    up for it); else the given splitters are given[0 .. r - p).  one_list=1: the head
+    comes from the input scan's counters (one_list_head) and, where succ is not one
+    list, no splitter is marked, so RS3 walks nothing and RS4 has nothing to rank."""
     t = blockIdx.x * blockDim.x + threadIdx.x
     if t == 0:
         spw[r] = DONE | (u64(r) << 32)          # the sentinel: weight 0, points to itself
-    for k in range(t, r, gridDim.x * blockDim.x):
+    todo = r
+    if one_list != 0:
+        head = one_list_head(stats, n)
+        if head < 0:
+            todo = 0
+    for k in range(t, todo, gridDim.x * blockDim.x):
         if k < p:
             kiss_seed_device(kiss, k, seed, u64(k))
             s = i32(kiss_below(kiss_next(kiss, k), n))
+        elif head >= 0:
+            s = head
         else:
             s = given[k - p]
         sp_node[k] = s
@@ -79,7 +114,12 @@ def slot_word(nxt: i32, r: i32, length: i32) -> u64:
 # the paper, the two forms do the same steps.
 
 @kernel
-def rs3_walk_64(word: Array[u64], sp_node: Array[i32], spw: Array[u64], r: i32):
+def rs3_walk_64(word: Array[u64], sp_node: Array[i32], spw: Array[u64], r: i32,
+                err: Array[i32], e: i32):
+    """err[e + WALKED_TWICE] = 1 if a walk reaches a node some walk already wrote: in
+    a forest of lists never (a node's one predecessor is walked once), so the input
+    has a node with two predecessors or a cycle; that walk ends there, so no walk
+    runs around a cycle (each step takes a fresh node)."""
     stride = gridDim.x * blockDim.x
     k = blockIdx.x * blockDim.x + threadIdx.x
     walking = 0                                  # 1 while slot k's sublist is being walked
@@ -108,6 +148,11 @@ def rs3_walk_64(word: Array[u64], sp_node: Array[i32], spw: Array[u64], r: i32):
             wn = word[nx]
             if wn >= SPLIT:                      # the next splitter
                 spw[k] = slot_word(i32((wn >> 32) & SLOT_MASK), r, d + 1)
+                walking = 0
+                k += stride
+            elif wn < UNWALKED:                  # walked already: not a forest of lists
+                err[e + WALKED_TWICE] = 1
+                spw[k] = slot_word(r, r, d + 1)
                 walking = 0
                 k += stride
             else:
@@ -179,11 +224,32 @@ def rs4_splitter_ranks(words: Array[u64], sp_rank: Array[i32], m: i32):
 # --- RS5 -------------------------------------------------------------------
 
 @kernel
-def rs5_final_64(word: Array[u64], sp_rank: Array[i32], n: i32):
-    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
+def rs5_final_64(word: Array[u64], sp_rank: Array[i32], n: i32, err: Array[i32], e: i32,
+                 head: i32, last: i32, stats: Array[i64], one_list: i32):
+    """Also the validation's last checks: err[e + UNOWNED] = 1 if a node has no owner
+    (no walk reached it: it lies on a cycle without a splitter), err[e + HEAD_RANK] = 1
+    if node ``head`` (>= 0) does not get rank ``last``.  An unowned node's rank is -1.
+    one_list=1: the head from the scan's counters; where succ is not one list
+    (one_list_head), err[e + NOT_ONE_LIST] = 1 and the words stay as they are."""
+    todo = n
+    if one_list != 0:
+        head = one_list_head(stats, n)
+        if head < 0:
+            todo = 0
+            if blockIdx.x == 0 and threadIdx.x == 0:
+                err[e + NOT_ONE_LIST] = 1
+    for i in range(blockIdx.x * blockDim.x + threadIdx.x, todo, gridDim.x * blockDim.x):
         w = word[i]
-        local = i32(w & LOW) if w < SPLIT else 0          # a splitter has local rank 0
-        word[i] = u64(i64(sp_rank[i32((w >> 32) & SLOT_MASK)] - local))
+        rk = -1
+        if w >= SPLIT:                                    # a splitter: local rank 0
+            rk = sp_rank[i32((w >> 32) & SLOT_MASK)]
+        elif w >= UNWALKED:
+            err[e + UNOWNED] = 1
+        else:
+            rk = sp_rank[i32(w >> 32)] - i32(w & LOW)
+        if i == head and rk != last:
+            err[e + HEAD_RANK] = 1
+        word[i] = u64(i64(rk))
 
 
 @kernel
@@ -264,3 +330,34 @@ def rs5_final_64p(word: Array[u64], sp_rank: Array[i32], rank: Array[i32], n: i3
     for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
         w = word[i]
         rank[i] = sp_rank[i32((w >> 32) & SLOT_MASK)] - i32(w & LOW)
+
+
+@kernel
+def rs4_jump_in_place(spw: Array[u64], sp_rank: Array[i32], flags: Array[i32], m: i32,
+                      n: i32, before: Array[u64]):
+    """RS4 in one launch: pointer jumping in place, without rounds.  A word is always
+    (done, a later slot x, the nodes from this slot's splitter to x's), whether a
+    thread reads it before or after another thread's update (a 64-bit word is read
+    and written whole), so adding the word of one's x to one's own is right at any
+    moment and moves x at least one slot on: each thread jumps until its word is
+    done, at most m - 1 times on a list of splitters.  With every thread resident the
+    jumps run about as ceil(log2 m) synchronous rounds would, in one launch instead
+    of one per round (random_splitter.py).  On a cycle of splitters no word gets done:
+    a thread gives up after m jumps or once its count passes the n nodes (every jump
+    adds at least one), stores only counts up to n (so no sum overflows into the slot
+    field) and sets flags[0] = 1.  before[k]: slot k's word as RS3 left it (for the
+    statistics; thread k reads spw[k] before anyone but thread k writes it)."""
+    for k in range(blockIdx.x * blockDim.x + threadIdx.x, m, gridDim.x * blockDim.x):
+        w = spw[k]
+        before[k] = w
+        jumps = 0
+        while w < DONE and jumps < m and (w & LOW) <= u64(n):
+            # a store first: the load below is fresh (the L2)
+            spw[k] = w  # benign race: any (slot, distance) word read is right (docstring)
+            w = spw[i32((w >> 32) & SUCC_MASK)] + (w & LOW)  # benign race: as the line above
+            jumps += 1
+        if w < DONE:
+            flags[0] = 1
+        else:
+            spw[k] = w  # benign race: any (slot, distance) word read is right (docstring)
+        sp_rank[k] = i32(w & LOW) - 1

@@ -297,6 +297,7 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
         if first > env.now:
             yield env.timeout(first - env.now)
         cell[1] = memory.cross(crossings)
+        cell[2].succeed()
 
     def crossed(late: list, until: float) -> float:
         """When the data a warp waits for until ``until`` are through the link between
@@ -338,8 +339,13 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                     # Far loads' data: booked on the link by now (their process runs
                     # before the warp at the same cycle); the warp waits for them too.
                     yield env.timeout(ready - env.now)
-                    while any(c[0] <= ready and c[1] is None for c in late):
-                        yield env.timeout(0)
+                    # Bookings not made yet (their first crossing is later than the
+                    # data's return, or at this cycle and not yet run): wait for them.
+                    # (Polling with zero timeouts here never let the clock reach a
+                    # booking later than ``ready``: the engine spun at one cycle.)
+                    for c in late:
+                        if c[0] <= ready and c[1] is None:
+                            yield c[2]
                     ready = crossed(late, ready)
                     if ready < env.now:          # (the clock may be an ulp past it)
                         ready = env.now
@@ -369,12 +375,19 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 if issued > ready:
                     ready = issued
             accepted, back, resume, when = serve(event, issued, sm)
+            # Far loads' crossings are this access's: taken before the warp yields, so
+            # that no other warp, served while this one waits, takes them as its own.
+            crossings = memory.crossings
+            if crossings:
+                memory.crossings = []
             while resume is not None:            # the SM's miss entries are all taken:
                 # wait in simulated time (booking it now for later would reserve the
                 # partitions ahead of other SMs' earlier requests); the SM's other warps
                 # find the entries taken too
                 yield env.timeout(when - env.now)
                 accepted, back, resume, when = serve(event, env.now, sm, resume)
+                if memory.crossings:
+                    crossings, memory.crossings = crossings + memory.crossings, []
             if accepted > issued:
                 sm.memory_free = accepted
                 if accepted > ready:
@@ -383,9 +396,8 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
             event.__dict__["ready"] = back       # (MemoryAccess is frozen for its users)
             if event.kind != "load" and back > acked:
                 acked = back                     # stores and atomics: acknowledged then
-            if memory.crossings:
-                crossings, memory.crossings = memory.crossings, []
-                cell = [back, None]
+            if crossings:
+                cell = [back, None, env.event()]    # [back, through, booked]
                 late.append(cell)
                 env.process(book_crossings(crossings, min(c[0] for c in crossings), cell))
             # Between two memory accesses a warp touches only its registers: if it is

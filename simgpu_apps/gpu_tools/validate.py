@@ -28,7 +28,6 @@ import pathlib
 import platform
 import shutil
 import subprocess
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -36,7 +35,16 @@ import simgpu
 
 from .ncu_csv import (LaunchCounts, METRICS, TIME_METRIC, find_ncu, merged,  # noqa: F401
                        ncu_command, ncu_env, parse_ncu_csv)
+from . import validate_stages as stages
+from .validate_cases import Case, cases, project_kernels  # noqa: F401  (re-exported)
 
+
+# Kernels whose counts depend on the interleaving whatever the case: their reads see
+# other threads' writes of the same launch (results are schedule-free, counts are not).
+SCHEDULE_DEPENDENT = {
+    "rs4_jump_in_place": "pointer jumping in place, without rounds: how far a thread's "
+                         "pointer has come when it reads depends on the other threads' progress",
+}
 
 # Differences that come from nvcc, not from the model: the simulator counts every
 # load and store of the kernel's IR; the compiled code may drop some.
@@ -50,126 +58,6 @@ COMPILER_EFFECTS = {
                      "1 load fewer",
     "rs2_choose_48": "as rs2_choose_64: store-to-load forwarding of the KISS state",
 }
-
-
-@dataclass
-class Case:
-    name: str
-    run: object                      # (device, seed) -> (dict of outputs, [LaunchReport])
-    schedule_dependent_counts: bool = False   # counts may differ with the winner of races
-    why: str = ""
-
-
-# --- the cases ------------------------------------------------------------------------
-
-def _copy_case(kernel_name, stride=None, n=1 << 18):
-    def run(dev, seed):
-        from simgpu_apps.lessons import coalescing as ex
-        rng = np.random.default_rng(seed)
-        src = dev.to_device(rng.integers(-2**31, 2**31, n, dtype=np.int32))
-        dst = dev.zeros(n, np.int32)
-        kern = getattr(ex, kernel_name)
-        args = (src, dst, stride, n) if stride is not None else (src, dst, n)
-        rep = dev.launch(kern, 264, 256, *args)
-        return {"dst": dst.to_host()}, [rep]
-    return run
-
-
-def _rank_case(method, n, **kw):
-    def run(dev, seed):
-        from algorithms import generators, list_ranking
-        succ = generators.random_list(n, seed)
-        r = list_ranking.rank(succ, method=method, device=dev, seed=seed, **kw)
-        return {"ranks": r.ranks}, r.launches
-    return run
-
-
-def _cc_case(family, n, dtype=np.int64, **kw):
-    def run(dev, seed):
-        from algorithms import connected_components, generators
-        nv, edges = getattr(generators, family)(n, seed=seed, **kw)
-        edges = edges.astype(dtype)          # int32 ids take the cc_edges_*_i32 kernels
-        c = connected_components.label(nv, edges, method="shiloach-vishkin", device=dev, seed=seed)
-        return {"labels": c.labels}, c.launches
-    return run
-
-
-def _fused_step1_case(n):
-    """One launch of the WRONG fused step 1 (sv1_shortcut_mark_fused) on a forest of
-    trees of depth <= 2: there every vertex's grandparent is its root whatever the
-    order, so the result and the counts are schedule-free and the kernel's rendering
-    and counts can be checked like any other (the race needs deeper trees)."""
-    def run(dev, seed):
-        from algorithms.connected_components import kernels as K
-        rng = np.random.default_rng(seed)
-        order = rng.permutation(n)
-        roots, middle, leaves = np.split(order, [n // 64, n // 8])
-        D = np.empty(n, dtype=np.int32)
-        D[roots] = roots
-        D[middle] = roots[rng.integers(0, len(roots), len(middle))]
-        D[leaves] = middle[rng.integers(0, len(middle), len(leaves))]
-        Dd, Qd = dev.to_device(D), dev.zeros(n, np.int32)
-        rep = dev.launch(K.sv1_shortcut_mark_fused, 264, 256, Dd, Qd, 1, n)
-        return {"D": Dd.to_host(), "Q": Qd.to_host()}, [rep]
-    return run
-
-
-def cases(quick: bool = False) -> list:
-    n = 1 << 14 if quick else 1 << 18
-    small = 1 << 14 if quick else 1 << 16      # multi-round algorithms: the simulator's time
-    out = [
-        Case("copy_striding", _copy_case("copy_striding", n=n)),
-        Case("copy_partitioning", _copy_case("copy_partitioning", n=n)),
-        Case("copy_with_stride 2", _copy_case("copy_with_stride", 2, n=n)),
-        Case("copy_with_stride 32", _copy_case("copy_with_stride", 32, n=n)),
-        Case("wylie", _rank_case("wylie", small)),
-        Case("wylie-single-block", _rank_case("wylie-single-block", 4096)),
-        Case("random-splitter 64 even", _rank_case("random-splitter", n, splitters="even")),
-        Case("random-splitter 48 even", _rank_case("random-splitter", n, splitters="even",
-                                                   packing=48)),
-        Case("random-splitter 64 random", _rank_case("random-splitter", n),
-             schedule_dependent_counts=True,
-             why="two threads drawing one splitter race for it; the winner, and so which "
-                 "warp walks that sublist, may differ"),
-        Case("random-splitter 64 random, one-block RS4", _rank_case("random-splitter", small),
-             schedule_dependent_counts=True,
-             why="as random-splitter 64 random; with fewer than 16,384 sublists RS4 is the "
-                 "one-block rs4_rank_splitters"),
-    ]
-    try:
-        from algorithms import connected_components  # noqa: F401
-        out += [
-            Case("shiloach-vishkin uniform", _cc_case("uniform_random_graph", small // 4, m=small),
-                 schedule_dependent_counts=True,
-                 why="hooking resolves concurrent writes arbitrarily: rounds and counts depend "
-                     "on the winners; labels do not"),
-            Case("shiloach-vishkin uniform int32", _cc_case("uniform_random_graph", small // 4,
-                                                            dtype=np.int32, m=small),
-                 schedule_dependent_counts=True,
-                 why="as shiloach-vishkin uniform; int32 edges take the cc_edges_*_i32 kernels"),
-            Case("sv1 fused, depth-2 forest", _fused_step1_case(n)),
-        ]
-    except ImportError:
-        pass
-    return out
-
-
-def project_kernels() -> dict:
-    """Every @kernel object in simgpu_apps.lessons and algorithms (name -> module)."""
-    import importlib
-    import pkgutil
-
-    import algorithms
-    from simgpu_apps import lessons as examples
-    from simgpu.lang import Kernel
-    found = {}
-    for pkg in (examples, algorithms):
-        for info in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):
-            mod = importlib.import_module(info.name)
-            for obj in vars(mod).values():
-                if isinstance(obj, Kernel):
-                    found[obj.ir.name] = info.name
-    return found
 
 
 # --- running ----------------------------------------------------------------------------
@@ -217,19 +105,32 @@ def _run_on_sim(quick, name, seed):
     return run_cases(sim_device(), [case], [seed])[(name, seed)]
 
 
-def run_sim(selected, seeds, quick=False, jobs=1):
+def run_sim(selected, seeds, quick=False, jobs=1, cache=None):
     """run_cases on the simulator, each (case, seed) on a fresh device (so its arrays
     sit at the same addresses, and it times the same, whatever ran before it), in
-    ``jobs`` processes: the same results for any number of them."""
+    ``jobs`` processes: the same results for any number of them. With ``cache`` (a
+    folder), finished runs are written there as they finish and read back, not rerun
+    (validate_stages)."""
+    commit = _commit()
     keys = [(c.name, seed) for c in selected for seed in seeds]
+    done = {key: stages.cached(cache, *key, commit) for key in keys}
+    todo = [key for key in keys if done[key] is None]
     if jobs <= 1:
-        return {key: _run_on_sim(quick, *key) for key in keys}
+        for key in todo:
+            done[key] = _run_on_sim(quick, *key)
+            stages.store(cache, *key, commit, done[key])
+        return done
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor, as_completed
     # spawned, not forked: the parent holds a CUDA context, which a fork must not copy
     with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        done = pool.map(_run_on_sim, [quick] * len(keys), *zip(*keys))
-        return dict(zip(keys, done))
+        futures = {pool.submit(_run_on_sim, quick, *key): key for key in todo}
+        for fut in as_completed(futures):
+            key = futures[fut]
+            done[key] = fut.result()
+            stages.store(cache, *key, commit, done[key])
+            print(f"  sim done: {key[0]} seed {key[1]}", flush=True)
+    return done
 
 
 def pair_launches(first, second) -> list:
@@ -255,18 +156,29 @@ def compare(selected, sim, gpu, gpu_ncu, manifest) -> dict:
     (its launch counts can differ from the timing run's where rounds are
     schedule-dependent)."""
     table = {"outputs": [], "counts": [], "times": [], "unpaired": []}
-    ncu_runs, at = {}, 0
+    ncu_runs, at, table["helpers"] = {}, 0, {}
     for name, seed, kernels in manifest:
-        ncu_runs[(name, seed)] = gpu_ncu[at:at + len(kernels)]
-        at += len(kernels)
-    if at != len(gpu_ncu):
-        raise RuntimeError(f"ncu saw {len(gpu_ncu)} launches, the worker made {at}")
+        # ncu also sees the algorithms' helper launches (input checks, the validation
+        # kernels: RankResult.helper_launches), which the cases do not report: skip
+        # them, in order, up to each reported kernel
+        rows = []
+        for kernel in kernels:
+            while at < len(gpu_ncu) and gpu_ncu[at].kernel != kernel:
+                table["helpers"][gpu_ncu[at].kernel] = table["helpers"].get(gpu_ncu[at].kernel, 0) + 1
+                at += 1
+            if at == len(gpu_ncu):
+                raise RuntimeError(f"ncu's launches end before {name} seed {seed}'s {kernel}")
+            rows.append(gpu_ncu[at])
+            at += 1
+        ncu_runs[(name, seed)] = rows
+    for lc in gpu_ncu[at:]:
+        table["helpers"][lc.kernel] = table["helpers"].get(lc.kernel, 0) + 1
     for case in selected:
         for (name, seed), (g_out, g_launches) in gpu.items():
             if name != case.name:
                 continue
             s_out, s_launches = sim[(name, seed)]
-            same = all(np.array_equal(g_out[k], s_out[k]) for k in s_out)
+            same = all(stages.digest(g_out[k]) == stages.digest(s_out[k]) for k in s_out)
             table["outputs"].append((name, seed, same))
             n_launches = ncu_runs[(name, seed)]
             event = dict(pair_launches(n_launches, g_launches))
@@ -282,7 +194,7 @@ def compare(selected, sim, gpu, gpu_ncu, manifest) -> dict:
                     verdict = "equal"
                 elif sl.kernel in COMPILER_EFFECTS:
                     verdict = "differs: compiler (see below)"
-                elif case.schedule_dependent_counts:
+                elif case.schedule_dependent_counts or sl.kernel in SCHEDULE_DEPENDENT:
                     verdict = "differs: schedule-dependent"
                 else:
                     verdict = "DIFFERS"
@@ -328,6 +240,10 @@ def write_validation_page(path, table, device_name, selected, kernels, elapsed_n
                       f"{n} seed {s}: sim {a} launches, GPU {b}"
                       for n, s, a, b in table["unpaired"]) + ". Their rounds differ: the "
                   "extra round's launches have no partner and are left out above."]
+    if table.get("helpers"):
+        lines += ["", "Not compared: the algorithms' helper launches (input checks, validation "
+                  "kernels, which the cases do not report) that Nsight Compute saw: " + ", ".join(
+                      f"{k} x{v}" for k, v in sorted(table["helpers"].items())) + "."]
     lines += ["", "## Times", "",
               "GPU event: CUDA events around one launch through CuPy (median of 5), which "
               "includes the host's launch overhead; GPU kernel: Nsight Compute's "
@@ -338,7 +254,7 @@ def write_validation_page(path, table, device_name, selected, kernels, elapsed_n
               "| case | seed | launch | kernel | GPU event ms | GPU kernel ms | sim ms | sim / GPU kernel |",
               "|---|---:|---:|---|---:|---:|---:|---:|"]
     for name, seed, k, kern, ev, gk, sk in table["times"]:
-        ratio = f"{sk / gk:.2f}" if sk and gk else "-"
+        ratio = f"{sk / gk:.3f}" if sk and gk else "-"
         cells = [f"{v:.4f}" if v is not None else "-" for v in (ev, gk, sk)]
         lines.append(f"| {name} | {seed} | {k} | {kern} | " + " | ".join(cells) + f" | {ratio} |")
     per_kernel = by_kernel(table["times"])
@@ -403,22 +319,8 @@ def worker(out_dir, quick, seeds):
     pathlib.Path(out_dir, "manifest.json").write_text(json.dumps(manifest))
 
 
-def main(argv=None, prog="python -m simgpu_apps.gpu_tools.validate", epilog=None):
-    p = argparse.ArgumentParser(prog=prog, description=__doc__, epilog=epilog,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", default="validation-out")
-    p.add_argument("--docs", action="store_true", help="also write docs/validation.md")
-    p.add_argument("--quick", action="store_true", help="small inputs")
-    p.add_argument("--seeds", type=int, default=3, help="random inputs per case (seeds 0..N-1)")
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
-                   help="processes for the simulator's side (default: one per CPU)")
-    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    args = p.parse_args(argv)
-    seeds = list(range(args.seeds))
-    out = pathlib.Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    if args.worker:
-        return worker(out, args.quick, seeds)
+def _measure_gpu(out, args, seeds):
+    """Nsight Compute's counts and the CUDA-event times of every case; saved in ``out``."""
     from cuda_backend.device import CudaUnavailable
     try:
         gpu_dev = simgpu.get_device("cuda")
@@ -429,17 +331,54 @@ def main(argv=None, prog="python -m simgpu_apps.gpu_tools.validate", epilog=None
     cmd = ncu_command(find_ncu() or "ncu", out / "ncu.csv", child)
     print("running under Nsight Compute:", " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True, env=ncu_env())
-    gpu_ncu = parse_ncu_csv((out / "ncu.csv").read_text())
-    selected = cases(args.quick)
     print("timing on the GPU ...", flush=True)
-    gpu_times = run_cases(gpu_dev, selected, seeds, repeats=5)
+    gpu_times = run_cases(gpu_dev, cases(args.quick), seeds, repeats=5)
+    gpu_times["device"] = f"{gpu_dev.gpu_name} ({gpu_dev.name})"
+    stages.save_gpu(out, gpu_times)
+    return stages.load_gpu(out)
+
+
+def main(argv=None, prog="python -m simgpu_apps.gpu_tools.validate", epilog=None):
+    p = argparse.ArgumentParser(prog=prog, description=__doc__, epilog=epilog,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", default="validation-out")
+    p.add_argument("--docs", action="store_true", help="also write docs/validation.md")
+    p.add_argument("--quick", action="store_true", help="small inputs")
+    p.add_argument("--seeds", type=int, default=3, help="random inputs per case (seeds 0..N-1)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                   help="processes for the simulator's side (default: one per CPU)")
+    p.add_argument("--gpu-only", action="store_true",
+                   help="measure the GPU's side only and save it in --out (see --gpu-from)")
+    p.add_argument("--gpu-from", metavar="DIR",
+                   help="compare with the GPU side a --gpu-only run saved in DIR (no GPU needed)")
+    p.add_argument("--sim-cache", metavar="DIR",
+                   help="write each finished simulator run to DIR and reuse those there "
+                        "(a run cut off resumes); --sim-only fills it and stops")
+    p.add_argument("--sim-only", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    seeds = list(range(args.seeds))
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.worker:
+        return worker(out, args.quick, seeds)
+    selected = cases(args.quick)
+    cache = pathlib.Path(args.sim_cache) if args.sim_cache else None
+    if args.sim_only:
+        run_sim(selected, seeds, args.quick, args.jobs, cache)
+        return None
+    if args.gpu_from:
+        gpu_times, ncu_text, manifest = stages.load_gpu(pathlib.Path(args.gpu_from))
+    else:
+        gpu_times, ncu_text, manifest = _measure_gpu(out, args, seeds)
+    if args.gpu_only:
+        return None
+    device_name = gpu_times.pop("device")
     print(f"running sim:h100 (timed-block, an empty L2 at each launch) in {args.jobs} "
           "processes ...", flush=True)
-    sim = run_sim(selected, seeds, args.quick, args.jobs)
-    manifest = json.loads((out / "manifest.json").read_text())
-    table = compare(selected, sim, gpu_times, gpu_ncu, manifest)
-    write_validation_page(out / "validation.md", table, f"{gpu_dev.gpu_name} ({gpu_dev.name})", selected,
-                 project_kernels())
+    sim = run_sim(selected, seeds, args.quick, args.jobs, cache)
+    table = compare(selected, sim, gpu_times, parse_ncu_csv(ncu_text), manifest)
+    write_validation_page(out / "validation.md", table, device_name, selected, project_kernels())
     if args.docs:
         shutil.copy(out / "validation.md", pathlib.Path("docs") / "validation.md")
     print((out / "validation.md").read_text())

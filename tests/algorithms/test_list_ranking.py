@@ -223,19 +223,29 @@ def test_random_splitter_kernels_and_reports(packing):
 
 @pytest.mark.parametrize("make", [lambda: random_list(50_000, 5),
                                   lambda: random_forest(50_000, 300, 6)])
-def test_many_splitters_rank_the_splitter_list_with_multi_kernel_pointer_jumping(make):
-    # more slots than one block should rank (SINGLE_BLOCK_SLOTS): RS4 becomes
-    # ceil(log2(r + 1)) wylie_jump launches and one rs4_splitter_ranks
+@pytest.mark.parametrize("in_place", [True, False])
+def test_many_splitters_rank_the_splitter_list_with_multi_kernel_pointer_jumping(
+        make, in_place, monkeypatch):
+    # more slots than one block should rank (SINGLE_BLOCK_SLOTS): RS4 becomes one
+    # rs4_jump_in_place while the slots fit the resident threads (sim:h100: 270,336),
+    # else ceil(log2(r + 1)) wylie_jump launches and one rs4_splitter_ranks
+    from algorithms.list_ranking import random_splitter
     from algorithms.list_ranking.random_splitter import SINGLE_BLOCK_SLOTS
+    if not in_place:
+        monkeypatch.setattr(random_splitter, "IN_PLACE_RESIDENT_FACTOR", 0)
     succ = make()
     r = LR.rank(succ, threads=SINGLE_BLOCK_SLOTS + 3000, device="sim:h100", seed=2)
     np.testing.assert_array_equal(r.ranks, rank_sequential(succ))
     rs4 = [rep for rep in r.launches if rep.extra["step"] == "RS4"]
     slots = r.stats["slots"] + 1
-    assert [rep.kernel for rep in rs4] == ["wylie_jump"] * (slots.bit_length()) + [
-        "rs4_splitter_ranks"]
+    if in_place:
+        assert [rep.kernel for rep in rs4] == ["rs4_jump_in_place"]
+        assert r.stats["rs4_rounds"] == 1
+    else:
+        assert [rep.kernel for rep in rs4] == ["wylie_jump"] * (slots.bit_length()) + [
+            "rs4_splitter_ranks"]
+        assert r.stats["rs4_rounds"] == slots.bit_length()
     assert all(rep.grid[0] > 1 for rep in rs4)
-    assert r.stats["rs4_rounds"] == slots.bit_length()
 
 
 def test_rs3_traffic_per_node_matches_the_paper():

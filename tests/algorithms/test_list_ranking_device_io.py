@@ -92,15 +92,25 @@ def test_out_of_range_and_no_tail_refused_even_without_validation(succ):
 
 def test_validation_is_kernels_and_off_skips_them():
     succ = random_forest(3000, 40, seed=7)
-    on = LR.rank(succ, threads=64)
-    off = LR.rank(succ, threads=64, validate=False)
-    np.testing.assert_array_equal(on.ranks, off.ranks)
-    steps_on = [rep.extra["step"] for rep in on.helper_launches]
-    steps_off = [rep.extra["step"] for rep in off.helper_launches]
-    assert steps_on == ["check", "heads", "heads", "heads", "validate"]
-    assert steps_off == ["check", "heads", "heads", "heads"]
-    single = LR.rank(random_list(3000, 1), threads=64)       # one list: no scatter at all
-    assert [rep.extra["step"] for rep in single.helper_launches] == ["check", "validate"]
+    # the fused walk validates in RS3 and RS5; it first tries RS2..RS5 for one list,
+    # which do nothing on a forest ("one list?")
+    for kw, first, extra in [(dict(walk="paper"), [], ["output", "validate"]),
+                             (dict(packing=48), [], ["output", "validate"]),
+                             (dict(), ["one list?"] * 4, [])]:
+        on = LR.rank(succ, threads=64, **kw)
+        off = LR.rank(succ, threads=64, validate=False, **kw)
+        np.testing.assert_array_equal(on.ranks, off.ranks)
+        steps_on = [rep.extra["step"] for rep in on.helper_launches]
+        steps_off = [rep.extra["step"] for rep in off.helper_launches]
+        assert steps_on == ["check"] + first + ["heads", "heads", "heads"] + extra, kw
+        assert steps_off == ["check"] + first + ["heads", "heads", "heads"] + extra[:-1], kw
+        assert [rep.extra["step"] for rep in on.launches] == ["RS1", "RS2", "RS3", "RS4",
+                                                               "RS5"], kw
+    single = LR.rank(random_list(3000, 1), threads=64, walk="paper")   # one list: no scatter
+    assert [rep.extra["step"] for rep in single.helper_launches] == ["check", "output",
+                                                                      "validate"]
+    single = LR.rank(random_list(3000, 1), threads=64)
+    assert [rep.extra["step"] for rep in single.helper_launches] == ["check"]
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -98,3 +98,21 @@ def test_more_blocks_than_slots_run_in_waves(dev):
     two = dev.launch(gather_stride, 216, 256, src, dst, 1, n, engine="timed")
     assert np.array_equal(dst.to_host(), np.arange(n))
     assert two.cycles > 1.5 * one.cycles
+
+
+def test_far_loads_of_a_waiting_warp_stay_its_own():
+    """A warp waiting for miss entries keeps its far loads' link bookings: another warp
+    must not take them (before 01bf2d0 that one then polled, at one simulated cycle
+    forever, for a booking later than its data). In a child process, so that a hang
+    fails the test instead of stopping the suite."""
+    import pathlib
+    import subprocess
+    import sys
+    root = pathlib.Path(__file__).resolve().parents[2]
+    try:
+        done = subprocess.run([sys.executable, "-m", "tests.sim.far_loads_child"], cwd=root,
+                              capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the timed engine did not finish a 4,096-element triad in 120 s: it spins")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("cycles ")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from simgpu.report import LaunchReport
-from simgpu_apps import compare_ncu, scatter_svg, validate_cases
+from simgpu_apps import compare_ncu, scatter_svg, validate_file
 from simgpu_apps.compare import Comparison, compare, summary_markdown
 from simgpu_apps.gpu_tools.ncu_csv import LaunchCounts
 
@@ -90,7 +90,7 @@ def test_a_png_without_matplotlib_is_refused_before_any_case_runs(cases_file, tm
     from simgpu_apps.cli import main
     monkeypatch.setitem(sys.modules, "matplotlib", None)     # import matplotlib fails
     ran = []
-    monkeypatch.setattr(validate_cases, "compare", lambda *a, **k: ran.append(1))
+    monkeypatch.setattr(validate_file, "compare", lambda *a, **k: ran.append(1))
     assert main(["validate", str(cases_file), "--plot", str(tmp_path / "t.png")]) == 2
     assert "needs matplotlib (pip install 'simgpu[plot]')" in capsys.readouterr().err
     assert not ran and not (tmp_path / "t.png").exists()
@@ -106,8 +106,8 @@ def test_without_ncu_every_case_says_counts_were_not_compared(monkeypatch):
     r = compare(double, 2, 64, np.arange(300, dtype=np.int32), np.zeros(300, np.int32), 300,
                 devices=("sim:h100", "sim:h100"), engines=("lockstep", "lockstep"))
     r.counts, r.device_counts = [], (r.device_counts[0], None)     # as a GPU's side
-    monkeypatch.setattr(validate_cases, "find_ncu", lambda: None)
-    validate_cases._with_ncu(Args(), [r], ("sim:h100", "cuda"))
+    monkeypatch.setattr(validate_file, "find_ncu", lambda: None)
+    validate_file._with_ncu(Args(), [r], ("sim:h100", "cuda"))
     assert r.counts_agree is None
     assert any(n.startswith("counts not compared: ncu not found on PATH") for n in r.notes)
     assert "counts not compared: ncu not found on PATH" in r.markdown()
