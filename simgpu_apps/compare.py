@@ -8,9 +8,10 @@
 output too, compared after the launch) and scalars. Outputs are compared bitwise for
 integer and bool arrays and within ``rtol`` (stated in the result) for floats.
 
-Times start from a cold L2 on both sides: a simulated device empties its L2 at the
-launch (``cache_control="all"``, as ncu's ``--cache-control all``) and runs the
-timed-block engine; on the GPU (``cuda``) the arrays are uploaded, then FLUSH_BYTES
+Times are kernel times from a cold L2 on both sides: a simulated device empties its
+L2 at the launch (``cache_control="all"``, as ncu's ``--cache-control all``), runs the
+timed-block engine and gives ``report.cycles`` (the kernel's device time; its
+``time_ms`` also holds the modelled host launch interval, reported apart); on the GPU (``cuda``) the arrays are uploaded, then FLUSH_BYTES
 are written to push them out of L2, then the kernel runs, timed by CUDA events with
 the host's launch call left out (cuda_backend.kernel_timing), median of ``repeats``
 such launches (the outputs of the last; each launch gets fresh copies of the inputs).
@@ -166,8 +167,17 @@ def _run(dev, kernel, grid, block, host, repeats):
 def _time(dev, reports):
     """(time ms, how it was taken, launch overhead ms) of one device's launches."""
     if dev.is_simulated:
-        how = f"simulated, engine {reports[0].engine}, empty L2 at the launch"
-        return reports[0].time_ms, how if reports[0].time_ms is not None else "", None
+        rep = reports[0]
+        if rep.cycles is None or rep.time_ms is None:
+            return rep.time_ms, "", None
+        # The kernel's device time, as Nsight Compute's gpu__time_duration and the
+        # gated events measure it: report.cycles (the body and the GPU's fixed cost per
+        # kernel). report.time_ms adds the host's launch interval where that is longer:
+        # reported apart, as the GPU's launch overhead is.
+        kernel_ms = rep.cycles / (dev.config.gpu.core_clock_mhz * 1e3)
+        how = (f"simulated kernel time (report.cycles), engine {rep.engine}, empty L2 at the "
+               "launch; the modelled host launch interval apart")
+        return kernel_ms, how, max(rep.time_ms - kernel_ms, 0.0)
     times = [r.time_ms for r in reports if r.time_ms is not None]
     timing = reports[0].extra.get("kernel_timing", "events")
     how = (f"CUDA events ({timing}), median of {len(times)} launches, each after writing "

@@ -40,6 +40,10 @@ def _parser():
                     "times over all cases, log-log, with y = x and the 15%% band")
     ap.add_argument("--ncu-dir", metavar="DIR", help="keep ncu's CSV and the child's manifest "
                     "here (default: a temporary folder)")
+    ap.add_argument("--gpu-json", metavar="FILE", help="take the second device's side (its "
+                    "counts, times, the outputs' verdicts) from an earlier --json run of this "
+                    "file and run only the first device: the simulator after a model change, "
+                    "without a GPU")
     ap.add_argument("--repeats", type=int, default=5, help="GPU launches per case for the "
                     "CUDA-event time (median); default 5")
     return ap
@@ -64,6 +68,8 @@ def _check(args):
                 scatter_svg.check_png_possible()
             except ValueError as exc:
                 raise ArgumentError(str(exc)) from None
+    if args.gpu_json and not pathlib.Path(args.gpu_json).is_file():
+        raise ArgumentError(f"--gpu-json {args.gpu_json}: no such file (an earlier --json run)")
     if args.ncu_dir and pathlib.Path(args.ncu_dir).is_file():
         raise ArgumentError(f"--ncu-dir {args.ncu_dir} is a file; name a folder")
     return devices, engines
@@ -87,6 +93,34 @@ def _with_ncu(args, results, devices):
             compare_ncu.attach(r, launches[k], gpu_side, r.device_counts[1 - gpu_side])
 
 
+def _from_saved(args, cases, names, devices, engines):
+    """The first device run now, the second taken from ``--gpu-json``: [Comparison]."""
+    from .compare import Comparison, _open, _run, _time
+    saved = json.loads(pathlib.Path(args.gpu_json).read_text())
+    if not isinstance(saved, list) or [c.get("case") for c in saved] != names:
+        raise ArgumentError(f"--gpu-json {args.gpu_json} holds other cases than {args.file} "
+                            f"({[c.get('case') for c in saved] if isinstance(saved, list) else '?'})")
+    results = []
+    for name, c, old in zip(names, cases, saved):
+        dev = _open(devices[0], engines[0])
+        _, reps = _run(dev, c["kernel"], c["grid"], c["block"], list(c["args"]), 1)
+        t, how, over = _time(dev, reps)
+        mine = {f"{k}.{f}": getattr(getattr(reps[-1], k), f)
+                for k in ("loads", "stores", "atomics") for f in ("requests", "transactions")}
+        r = Comparison(c["kernel"].name, (f"{reps[-1].device} ({reps[-1].engine})", old["devices"][1]),
+                       name=name, rtol=old["rtol"], times_ms=(t, old["time_ms"][1]),
+                       time_sources=(how, old["time_sources"][1]),
+                       launch_overhead_ms=(over, old["launch_overhead_ms"][1]))
+        r.outputs = [(o["arg"], o["dtype"], o["equal"], o["max_diff"]) for o in old["outputs"]]
+        r.counts = [(x["counter"], mine.get(x["counter"]), x["b"]) for x in old["counts"]
+                    if x["counter"] in mine]
+        r.notes = [n for n in old["notes"] if not n.startswith(old["devices"][0])] + [
+            f"{old['devices'][1]}: from {args.gpu_json}; the outputs' verdicts are that run's "
+            f"(its {old['devices'][0]} against the GPU)"]
+        results.append(r)
+    return results
+
+
 def _header(args, argv, devices, results, gpu_name) -> str:
     import os
     commit = os.environ.get("SIMGPU_COMMIT", "")
@@ -95,6 +129,9 @@ def _header(args, argv, devices, results, gpu_name) -> str:
              + (f", commit {commit}" if commit else "") + f": `simgpu validate {' '.join(argv)}`.", ""]
     if gpu_name:
         lines += [f"GPU: {gpu_name}.", ""]
+    if args.gpu_json:
+        lines += [f"{devices[0]} run now; {results[0].devices[1]}'s side (counts, times, the "
+                  f"outputs' verdicts) from `{args.gpu_json}`, an earlier --json run.", ""]
     lines += [summary_markdown(results), ""]
     return "\n".join(lines)
 
@@ -103,6 +140,9 @@ def main(argv) -> int:
     args = _parser().parse_args(argv)
     devices, engines = _check(args)
     cases = load_cases(args.file)
+    if args.gpu_json:
+        return _report(args, argv, devices, _from_saved(args, cases, case_names(cases), devices,
+                                                         engines), "")
     opened = [simgpu.get_device(d) if d.startswith("cuda") else d for d in devices]
     gpu_name = next((d.gpu_name for d in opened if not isinstance(d, str)), "")
     results = []
@@ -113,6 +153,10 @@ def main(argv) -> int:
                                name=name))
     if any(d.startswith("cuda") for d in devices):
         _with_ncu(args, results, devices)
+    return _report(args, argv, devices, results, gpu_name)
+
+
+def _report(args, argv, devices, results, gpu_name) -> int:
     if args.plot:
         writer = scatter_svg.write_png if args.plot.lower().endswith(".png") else scatter_svg.write_svg
         writer(results, args.plot)

@@ -188,3 +188,38 @@ def test_the_timing_mode_follows_the_environment(monkeypatch):
     assert default_mode() == "events"
     monkeypatch.setenv("SIMGPU_CUDA_TIMING", "gated")
     assert default_mode() == "gated"
+
+
+def test_a_simulated_time_is_the_kernel_time_with_the_launch_interval_apart():
+    """As ncu's gpu__time_duration: report.cycles, not time_ms (which adds the host's
+    launch interval where it is longer than the GPU's fixed cost)."""
+    import simgpu
+    a, n = np.arange(3000, dtype=np.int32), 3000
+    r = compare(double, 4, 128, a, np.zeros(n, np.int32), n, devices=("sim:h100", "sim:gtx260"))
+    for name, t, over in zip(("sim:h100", "sim:gtx260"), r.times_ms, r.launch_overhead_ms):
+        dev = simgpu.get_device(name)
+        dev.cache_control = "all"
+        rep = dev.launch(double, 4, 128, dev.to_device(a), dev.zeros(n, np.int32), n,
+                         engine="timed-block")
+        assert t == pytest.approx(rep.cycles / (dev.config.gpu.core_clock_mhz * 1e3))
+        assert t + over == pytest.approx(rep.time_ms) and over >= 0
+    assert "report.cycles" in r.time_sources[0]
+
+
+def test_the_simulator_side_reruns_against_a_saved_gpu_side(cases_file, tmp_path, capsys):
+    from simgpu_apps.cli import main
+    assert main(["validate", str(cases_file), "--devices", "sim:h100,sim:gtx260", "--json"]) == 0
+    saved = json.loads(capsys.readouterr().out)
+    saved[0]["time_ms"][1] = 0.5                      # as if measured elsewhere
+    saved[0]["counts"][0]["b"] = 7
+    (tmp_path / "gpu.json").write_text(json.dumps(saved))
+    assert main(["validate", str(cases_file), "--devices", "sim:h100,cuda", "--json",
+                 "--gpu-json", str(tmp_path / "gpu.json")]) == 0      # no GPU needed
+    again = json.loads(capsys.readouterr().out)[0]
+    assert again["time_ms"] == [saved[0]["time_ms"][0], 0.5]
+    assert again["counts"][0] == {**saved[0]["counts"][0], "b": 7}
+    assert any("from " + str(tmp_path / "gpu.json") in n for n in again["notes"])
+    (tmp_path / "other.json").write_text(json.dumps([{**saved[0], "case": "other"}]))
+    assert main(["validate", str(cases_file), "--devices", "sim:h100,cuda",
+                 "--gpu-json", str(tmp_path / "other.json")]) == 2
+    assert "holds other cases" in capsys.readouterr().err

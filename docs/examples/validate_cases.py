@@ -10,7 +10,7 @@ import numpy as np
 from simgpu.lang import (Array, atomic_add, blockDim, blockIdx, f32, gridDim, i32, i64, kernel,
                          shared_array, syncthreads, threadIdx)
 
-N = 1 << 17                     # 2^18 and up: histogram hangs sim:h100's timed-block engine (reported)
+N = 1 << 17     # the H100 run's size (docs/results/validate-cases-h100.md); see the guide
 BLOCK = 256
 GRID = 264                      # 2 blocks per SM of an H100 (132 SMs), grid-stride loops
 BINS = 256
