@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import os
 import pathlib
 import shutil
 import subprocess
@@ -99,7 +98,8 @@ def under_ncu(out: pathlib.Path, metrics: list, child: list) -> None:
     cmd = [ncu, "--clock-control", "none", "--csv", "--print-units", "base",
            "--metrics", ",".join(metrics), "--log-file", str(out / "ncu.csv"),
            sys.executable, *child]
-    subprocess.run(cmd, check=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    from simgpu_apps.gpu_tools.ncu_csv import ncu_env      # plain events under ncu
+    subprocess.run(cmd, check=True, env=ncu_env())
 
 
 def gpu(out: pathlib.Path, names: str) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import pathlib
 import shutil
 import subprocess
@@ -81,7 +80,7 @@ def run_ncu(out: pathlib.Path, kind: str, state: str, measured: int, metrics, ta
            "--state", state, "--measured", str(measured), "--tag", tag, "--order", order]
     print("$", " ".join(cmd), flush=True)
     t0 = time.time()
-    subprocess.run(cmd, check=True, timeout=timeout, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    subprocess.run(cmd, check=True, timeout=timeout, env=ncu_csv.ncu_env(),
                    stdout=subprocess.DEVNULL)
     print(f"  ncu {tag}: {time.time() - t0:.0f} s", flush=True)
     launches = parse_ncu(log.read_text())
