@@ -136,7 +136,8 @@ class Dram:
                       for i in range(m.partitions)]
         self.wait = 0.0
 
-    def serve(self, part: int, txns, arrive: float, finishes: list | None = None,
+    def serve(self, part: int, txns: list[tuple[int, int, int, int]], arrive: float,
+              finishes: list | None = None,
               sample: bool = True, write: bool = False):
         """Serve ``txns`` [(bank, row, size, address)] arriving together at partition
         ``part`` at ``arrive``; return when the last is done at the partition (a read:
@@ -162,6 +163,7 @@ class Dram:
                 return end, finishes
             return end
         n = len(txns)
+        order: list | range | tuple
         if n == 1:
             order = (0,)
         else:
@@ -176,6 +178,22 @@ class Dram:
         moved = 0
         wait = 0.0
         done = [0.0] * n if finishes is not None else None
+        if len(subs) == 1 and done is None and self.amap.lanes == 1:
+            # one sub-channel of one bank group (GDDR3): bank b is its bank b, no
+            # transaction is spread (the hot path of the GT200's loads and stores)
+            serve1 = subs[0].write if write else subs[0].read
+            for i in order:
+                b, r, s, _ = txns[i]
+                moved += s
+                end, w = serve1(b, r, -(-s // burst), arrive)
+                if w > wait:
+                    wait = w
+                if end > last:
+                    last = end
+            if wait > self.wait:
+                self.wait = wait
+            p.bytes += moved
+            return last
         spread = self.amap.lanes > 1
         for i in order:
             b, r, s, a = txns[i]
@@ -196,7 +214,7 @@ class Dram:
             self.wait = wait
         p.bytes += moved
         if finishes is not None:
-            finishes += done
+            finishes += done or ()
             return last, finishes
         return last
 

@@ -76,7 +76,7 @@ class Port:
         """:meth:`book` when the window of ``t`` has no room for all of it."""
         used, capacity, fc = self.used, self.capacity, self.flit_cycles
         offset = t - k * WINDOW
-        left = flits
+        left = float(flits)                        # (the same values as the int: exact)
         while True:
             have = used.get(k, 0.0)
             room = capacity - have
