@@ -49,7 +49,7 @@ class AddressMap:
         # else a burst.
         self._chunk_rows = self.lanes == 1 and self.row_bytes % self.interleave == 0
         self.granule = self.interleave if self._chunk_rows else self.burst
-        self.cache: dict = {}
+        self.cache: dict[int, tuple[int, int, int]] = {}
 
     def locate(self, address):
         """(partition, bank, row) of byte addresses (an int or a numpy array)."""
@@ -66,7 +66,7 @@ class AddressMap:
                 + page % self.banks_per_group)
         return chunk % self.n, bank, page // self.banks_per_group
 
-    def where(self, address: int):
+    def where(self, address: int) -> tuple[int, int, int]:
         """:meth:`locate` of one address, remembered per granule."""
         key = address // self.granule
         hit = self.cache.get(key)

@@ -49,7 +49,7 @@ class Port:
     def __init__(self, flit_cycles: float):
         self.flit_cycles = flit_cycles
         self.capacity = WINDOW / flit_cycles       # flits per window
-        self.used: dict = {}                       # window -> flits booked in it
+        self.used: dict[float, float] = {}         # window -> flits booked in it
         self.waited = 0.0                          # cycles packets waited here, in all
         self.max_wait = 0.0
 
@@ -118,7 +118,7 @@ class Interconnect:
         self.queue_cycles = q * 2 * flit_cycles if q else math.inf
         self.held = 0                              # packets that found a queue full
         self.flits_sent = 0                        # flits over the network, both ways
-        self._flits: dict = {}
+        self._flits: dict[int, int] = {}
 
     def flits(self, data_bytes: int) -> int:
         """Flits of a packet carrying ``data_bytes`` of data (0: a header alone)."""

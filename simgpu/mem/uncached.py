@@ -20,37 +20,43 @@ def uncached(amap: AddressMap, dram: Dram, net: Interconnect, req) -> float:
     """When ``req``'s data are back at its SM (a store: when it is acknowledged), its
     transactions served by ``dram``'s partitions (``amap`` locates them) over ``net``.
     Sets ``req.accepted`` later than its issue where a partition's queue was full."""
+    # (The locals' types matter only where simgpu.native compiles this module: they let
+    # it keep numbers as machine numbers. The source runs the same either way.)
     t: float = req.translated
+    addresses: list[int] = req.addresses
+    sizes: list[int] = req.sizes
     by_part: dict[int, list[tuple[int, int, int, int]]] = {}
-    get, where, granule = amap.cache.get, amap.where, amap.granule
-    for a, s in zip(req.addresses, req.sizes):
-        w = get(a // granule) or where(a)
+    cache, granule = amap.cache, amap.granule
+    for a, s in zip(addresses, sizes):
+        w = cache.get(a // granule)
+        if w is None:
+            w = amap.where(a)
         txns = by_part.get(w[0])
         if txns is None:
             by_part[w[0]] = [(w[1], w[2], s, a)]
         else:
             txns.append((w[1], w[2], s, a))
     done = t
-    write, serve = req.kind == "store", dram.serve
+    write: bool = req.kind == "store"
     if not net.modeled:                # a fixed latency each way
         arrive = net.to_partition(t)
         for part, txns in by_part.items():
-            finish = net.to_sm(serve(part, txns, arrive, write=write))
+            finish = net.to_sm(dram.serve(part, txns, arrive, write=write))
             if finish > done:
                 done = finish
         return done
     # over the interconnect's ports: the request's packets leave the SM's port as one
     # batch, each partition's reach its port as one; the replies leave each
     # partition's port as one batch and reach the SM's port as one
-    sm, flits, sizes = req.sm, net.flits, req.sizes
-    header = flits(0)
+    sm: int = req.sm
+    header = net.flits(0)
     # one transaction size (the usual case): its packets' flits, else each one's
     s0 = sizes[0]
-    same = flits(s0) if sizes.count(s0) == len(sizes) else None
-    if same is not None:
+    same = net.flits(s0) if sizes.count(s0) == len(sizes) else -1
+    if same >= 0:
         total = len(sizes) * (same if write else header)
     else:
-        total = (sum([flits(s) for s in sizes]) if write else header * len(sizes))
+        total = (sum([net.flits(s) for s in sizes]) if write else header * len(sizes))
     port = sm // net.per_port
     left = t + net.sm_out[port].book(t, total)
     net.flits_sent += total
@@ -60,7 +66,7 @@ def uncached(amap: AddressMap, dram: Dram, net: Interconnect, req) -> float:
     back_total, last, arrive = 0, t, t + half
     for part, txns in by_part.items():
         n = len(txns)
-        data = n * same if same is not None else sum([flits(x[2]) for x in txns])
+        data = n * same if same >= 0 else sum([net.flits(x[2]) for x in txns])
         if write:
             out_flits, back_flits = data, header * n
         else:
@@ -70,7 +76,7 @@ def uncached(amap: AddressMap, dram: Dram, net: Interconnect, req) -> float:
             net.held += 1
             if t + wait - queue > req.accepted:
                 req.accepted = t + wait - queue
-        finish = serve(part, txns, arrive + wait, None, True, write)
+        finish = dram.serve(part, txns, arrive + wait, None, True, write)
         finish += part_out[part].book(finish, back_flits)
         if finish > last:
             last = finish
