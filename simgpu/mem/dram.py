@@ -30,6 +30,20 @@ class AddressMap:
     A bank is numbered across the partition: ``sub_channel * banks_per_sub_channel
     + group * banks_per_group + bank_in_group``."""
 
+    # (declared types: a build of simgpu.native keeps these as machine numbers)
+    interleave: int
+    n: int
+    banks: int
+    row_bytes: int
+    burst: int
+    lanes: int
+    groups: int
+    subs: int
+    banks_per_sub: int
+    banks_per_group: int
+    bursts_per_row: int
+    granule: int
+
     def __init__(self, memory, dram=None):
         self.interleave = memory.partition_interleave_bytes
         self.n = memory.partitions
@@ -121,6 +135,14 @@ class Dram:
     since the memory system last reset it (it does so per request, and passes the
     wait back to the SM as a later acceptance)."""
 
+    n: int                      # (declared types, as AddressMap's)
+    bytes_per_cycle: float
+    burst: int
+    subs_per_part: int
+    banks_per_sub: int
+    hit: float
+    wait: float
+
     def __init__(self, config, amap: AddressMap | None = None):
         m, d = config.memory, config.dram
         cycle_ns = 1e3 / config.gpu.core_clock_mhz
@@ -181,11 +203,14 @@ class Dram:
         if len(subs) == 1 and done is None and self.amap.lanes == 1:
             # one sub-channel of one bank group (GDDR3): bank b is its bank b, no
             # transaction is spread (the hot path of the GT200's loads and stores)
-            serve1 = subs[0].write if write else subs[0].read
+            sc = subs[0]
             for i in order:
                 b, r, s, _ = txns[i]
                 moved += s
-                end, w = serve1(b, r, -(-s // burst), arrive)
+                if write:
+                    end, w = sc.write(b, r, -(-s // burst), arrive)
+                else:
+                    end, w = sc.read(b, r, -(-s // burst), arrive)
                 if w > wait:
                     wait = w
                 if end > last:
@@ -218,7 +243,8 @@ class Dram:
             return last, finishes
         return last
 
-    def _spread(self, subs, a: int, s: int, arrive: float, write: bool):
+    def _spread(self, subs: list[SubChannel], a: int, s: int, arrive: float,
+                write: bool) -> tuple[float, float]:
         """A transaction of several bursts spread over the bank groups and sub-channels:
         each burst served where the address map puts it; (its end, its longest wait)."""
         bps, burst, where = self.banks_per_sub, self.burst, self.amap.where
@@ -272,7 +298,7 @@ class Dram:
         }
 
 
-def _fr_fcfs(txns, subs, bps) -> list:
+def _fr_fcfs(txns: list[tuple[int, int, int, int]], subs: list[SubChannel], bps: int) -> list:
     """The order FR-FCFS serves a batch in: hits on open rows first (arrival order),
     then the rest grouped by (bank, row) in order of each group's first arrival."""
     hits, rest = [], []

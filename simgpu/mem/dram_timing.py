@@ -50,6 +50,36 @@ def _bank_row(write: tuple) -> tuple:
 class Timing:
     """A config's ``[dram]`` timings in SM cycles, and the sub-channel's shape."""
 
+    # (declared types: a build of simgpu.native keeps these as machine numbers)
+    per_memory_cycle: float
+    cl: float
+    wl: float
+    rcd: float
+    rp: float
+    ras: float
+    rc: float
+    rrd: float
+    rrd_l: float
+    faw: float
+    ccd: float
+    ccd_l: float
+    wtr: float
+    rtp: float
+    wr: float
+    rtw: float
+    burst: float
+    group_spacing: bool
+    burst_slot: float
+    groups: int
+    refi: float
+    rfc: float
+    read_depth: int
+    write_depth: int
+    high: int
+    low: int
+    write_to_read: float
+    horizon: float
+
     def __init__(self, config):
         d, m = config.dram, config.memory
         k = config.gpu.core_clock_mhz / m.memory_clock_mhz      # SM cycles per memory cycle
@@ -121,7 +151,7 @@ class SubChannel:
 
     # --- the queues ----------------------------------------------------------------
 
-    def read(self, bank: int, row: int, bursts: int, arrive: float):
+    def read(self, bank: int, row: int, bursts: int, arrive: float) -> tuple[float, float]:
         """A read of ``bursts`` bursts arriving at ``arrive``: (its data are out, how
         long it waited for a place in the queue)."""
         reads = self.reads
@@ -196,7 +226,7 @@ class SubChannel:
         heappush(reads, start - self.cl)               # leaves at its (first) column command
         return end, enter - arrive
 
-    def write(self, bank: int, row: int, bursts: int, arrive: float):
+    def write(self, bank: int, row: int, bursts: int, arrive: float) -> tuple[float, float]:
         """A write arriving at ``arrive``: (the write queue has taken it, how long it
         waited for a place)."""
         writes, pending = self.writes, self.pending
@@ -276,7 +306,8 @@ class SubChannel:
 
     # --- the banks and the bus -----------------------------------------------------
 
-    def _access(self, bank: int, row: int, bursts: int, t: float, write: bool):
+    def _access(self, bank: int, row: int, bursts: int, t: float,
+                write: bool) -> tuple[float, float]:
         """Place one access's commands no sooner than ``t``: (data start, data end)."""
         # (Runs once per transaction: the timings are read from ``self`` (copied from
         # Timing) and the arithmetic is kept exactly as written, operand by operand, so

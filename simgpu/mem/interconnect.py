@@ -95,6 +95,16 @@ class Port:
 
 
 class Interconnect:
+    # (declared types: a build of simgpu.native keeps these as machine numbers)
+    half_trip: float
+    modeled: bool
+    flit: int
+    header: int
+    per_port: int
+    queue_cycles: float
+    held: int
+    flits_sent: int
+
     def __init__(self, config):
         m = config.memory
         self.half_trip = m.interconnect_latency_cycles / 2
