@@ -76,6 +76,25 @@ def test_without_a_build_the_source_runs(tmp_path):
     assert out.split()[0].endswith("dram.py") and out.strip().endswith("[]")
 
 
+def test_a_build_that_does_not_load_leaves_the_source_running(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SIMGPU_NATIVE_DIR": str(tmp_path)}
+    key = subprocess.run([sys.executable, "-c", "from simgpu.mem import native_load as n; "
+                          "print(n.digest())"], env=env, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    where = tmp_path / key
+    (where / "simgpu" / "mem").mkdir(parents=True)
+    (where / "complete").write_text("")
+    suffix = native_load._SUFFIX
+    (where / "simgpu" / "mem" / f"dram_timing{suffix}").write_bytes(b"not a shared library")
+    code = ("import simgpu.mem.dram_timing as d, simgpu.mem.native_load as n; "
+            "print(d.__file__, n.loaded())")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.split()[0].endswith("dram_timing.py")
+    assert done.stdout.strip().endswith("[]")
+    assert "do not load" in done.stderr and "simgpu.native build" in done.stderr
+
+
 def test_compiled_modules_give_the_same_reports_as_the_source(tmp_path):
     pytest.importorskip("mypyc", reason="mypyc not installed (pip install mypy setuptools)")
     env = {"SIMGPU_NATIVE_DIR": str(tmp_path)}

@@ -14,6 +14,7 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
+import warnings
 from pathlib import Path
 
 __all__ = ["MODULES", "install", "loaded", "digest", "build_dir", "source_module"]
@@ -63,14 +64,28 @@ def install(mem_path: list) -> None:
     if not (where / "complete").is_file():
         return
     # the modules' shared runtime (mypyc names it from a hash), imported by each module
-    for lib in where.glob(f"*__mypyc{_SUFFIX}"):
-        name = lib.name[:-len(_SUFFIX)]
-        if name not in sys.modules:
-            spec = importlib.util.spec_from_file_location(name, lib)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            sys.modules[name] = module
-    mem_path.insert(0, str(where / "simgpu" / "mem"))
+    added: list = []
+    try:
+        for lib in where.glob(f"*__mypyc{_SUFFIX}"):
+            name = lib.name[:-len(_SUFFIX)]
+            if name not in sys.modules:
+                spec = importlib.util.spec_from_file_location(name, lib)
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+                sys.modules[name] = module
+                added.append(name)
+        mem_path.insert(0, str(where / "simgpu" / "mem"))
+        for m in MODULES:                  # load them now: a broken build fails here
+            importlib.import_module(m)
+    except (ImportError, OSError) as e:    # (another mypyc, a damaged file): the source
+        warnings.warn(f"simgpu: the compiled memory units in {where} do not load ({e}); "
+                      "running the Python source. Rebuild with: python -m simgpu.native build",
+                      RuntimeWarning, stacklevel=2)
+        if str(where / "simgpu" / "mem") in mem_path:
+            mem_path.remove(str(where / "simgpu" / "mem"))
+        for name in [*added, *MODULES]:
+            sys.modules.pop(name, None)
+        return
     _loaded[:] = [m for m in MODULES if (where / Path(*m.split("."))).with_suffix(_SUFFIX).is_file()]
 
 
