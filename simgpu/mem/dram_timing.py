@@ -170,59 +170,7 @@ class SubChannel:
         if self.pending and self.tail <= enter:
             self._drain(len(self.pending), self._reads_issued())   # an idle bus: the
                                                        # queued writes went first
-        # _access(bank, row, bursts, enter, False), inline for the common shape (one bank
-        # group per sub-channel, GDDR3): reads are most of the transactions
-        if self.group_spacing or enter >= self.next_refresh:
-            start, end = self._access(bank, row, bursts, enter, False)
-            heappush(reads, start - self.cl)
-            return end, enter - arrive
-        if self.open_row[bank] == row:
-            self.row_hits += 1
-            cmd = self.col_ok[bank]
-            if cmd < enter:
-                cmd = enter
-        else:
-            cmd = self._open(bank, row, enter)
-        burst = self.burst
-        first = cmd + self.cl
-        if bursts == 1:
-            span = burst
-        else:
-            span = burst + (bursts - 1) * self.burst_slot
-        starts = self.bus_start
-        if starts and first < starts[-1]:
-            start = self._place(first, span, False)
-            end = start + span
-        else:
-            start = first
-            end = start + span
-            if starts:
-                ends, kinds = self.bus_end, self.bus_write
-                e = ends[-1]
-                prev = kinds[-1]
-                if prev:
-                    e = e + self.write_to_read
-                if e > start:
-                    start = e
-                    end = start + span
-                if not prev and start == ends[-1]:
-                    ends[-1] = end
-                else:
-                    starts.append(start)
-                    ends.append(end)
-                    kinds.append(False)
-                    if len(starts) > 64:
-                        self._prune(start)
-            else:
-                starts.append(start)
-                self.bus_end.append(end)
-                self.bus_write.append(False)
-            if end > self.tail:
-                self.tail = end
-        ok = end - burst - self.cl + self.rtp
-        if ok > self.pre_ok[bank]:
-            self.pre_ok[bank] = ok
-        self.busy += bursts * burst
+        start, end = self._access(bank, row, bursts, enter, False)
         heappush(reads, start - self.cl)               # leaves at its (first) column command
         return end, enter - arrive
 
