@@ -47,13 +47,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..lang.errors import ArgumentError
+# the per-warp rules, in a module of their own (simgpu.native compiles it)
+from .warp_coalesce import (HALF_WARP, SECTOR_BYTES, WARP_SIZE, _segment_size_1x, _shrink,
+                            warp_transactions)
 
 __all__ = ["Batch", "coalesce_batch", "transactions", "warp_transactions", "parse_arch",
            "WARP_SIZE", "SECTOR_BYTES"]
 
-WARP_SIZE = 32
-HALF_WARP = 16
-SECTOR_BYTES = 32          # sm_20+: L2 sector; also the smallest CC 1.x transaction
 WORD_SIZES = (1, 2, 4, 8, 16)
 
 _ARCH_RE = re.compile(r"sm_(\d{2,3})")
@@ -74,11 +74,6 @@ def _check_word_size(word_size) -> int:
             or word_size not in WORD_SIZES:
         raise ArgumentError(f"word_size must be one of {WORD_SIZES} bytes, got {word_size!r}")
     return int(word_size)
-
-
-def _segment_size_1x(word_size: int) -> int:
-    """CC 1.2/1.3 segment size (guide G.3.2.2; paper Table 1)."""
-    return {1: 32, 2: 64}.get(word_size, 128)
 
 
 def _misaligned(where: str, address: int, word_size: int) -> ValueError:
@@ -122,20 +117,6 @@ def transactions(addresses, word_size, arch, active=None) -> list[tuple[int, int
     lanes = [k for k in range(n) if act[k]]
     _, out_a, out_s = warp_transactions([addrs[k] for k in lanes], lanes, ws, cc)
     return list(zip(out_a, out_s))
-
-
-def _shrink(start, size, lo, hi):
-    """The guide's reduction: a 128 B transaction becomes 64 B if the bytes
-    [lo, hi) use only its lower or upper half; then a 64 B one (original or
-    reduced) becomes 32 B likewise."""
-    for big in (128, 64):
-        if size == big:
-            half = big // 2
-            if hi <= start + half:
-                size = half
-            elif lo >= start + half:
-                start, size = start + half, half
-    return start, size
 
 
 # --------------------------------------------------------------------------
@@ -332,74 +313,3 @@ def _batch_relaxed(group, gstart, lane, addr, ws):
     off, size = _QUARTER_TABLES[seg_size]
     address = (unpack(head >> 6) << shift) + off[quarters]
     return group[gstart[txn_row]] >> 1, address, size[quarters]
-
-
-# --------------------------------------------------------------------------
-# One warp in plain Python: the rules as the simulator's hot path applies them.
-# --------------------------------------------------------------------------
-
-def warp_transactions(addresses: list, lanes: list, ws: int, cc: int):
-    """One warp's (requests, transaction addresses, sizes), as ``coalesce_batch`` gives
-    them, in plain Python (a warp's 32 lanes are too few for numpy to pay off).
-
-    ``lanes`` must be ascending lane numbers 0..31 and every address >= 0 and
-    aligned to ``ws``; otherwise returns None (the caller then asks the
-    reference, which also reports the errors).
-    """
-    if not addresses:
-        return 0, [], []
-    previous = -1
-    if cc >= 20:                                   # distinct 32-byte sectors, ascending
-        sectors = set()
-        for a, k in zip(addresses, lanes):
-            if k <= previous or k > 31 or a < 0 or a % ws:
-                return None
-            previous = k
-            sectors.add(a >> 5)
-        sectors = sorted(sectors)
-        return 1, [x << 5 for x in sectors], [SECTOR_BYTES] * len(sectors)
-    if cc < 12:                                    # 1.0/1.1: all or nothing per half-warp
-        halves: dict = {}
-        for a, k in zip(addresses, lanes):
-            if k <= previous or k > 31 or a < 0 or a % ws:
-                return None
-            previous = k
-            halves.setdefault(k >> 4, []).append((a, k))
-        out_a: list = []
-        out_s: list = []
-        for half in halves.values():
-            bases = {a - (k % HALF_WARP) * ws for a, k in half}
-            if ws >= 4 and len(bases) == 1:
-                base = bases.pop()
-                if base % (HALF_WARP * ws) == 0:
-                    if ws == 16:
-                        out_a += [base, base + 128]
-                        out_s += [128, 128]
-                    else:
-                        out_a.append(base)
-                        out_s.append(64 if ws == 4 else 128)
-                    continue
-            for a, _ in half:
-                out_a.append(a // SECTOR_BYTES * SECTOR_BYTES)
-                out_s.append(SECTOR_BYTES)
-        return len(halves), out_a, out_s
-    seg_size = _segment_size_1x(ws)                # 1.2/1.3: segments, then shrink
-    off, size = _QUARTER_TABLES_LISTS[seg_size]
-    halves = ({}, {})                              # segment -> quarter mask, first-thread order
-    for a, k in zip(addresses, lanes):
-        if k <= previous or k > 31 or a < 0 or a % ws:
-            return None
-        previous = k
-        quarters = halves[k >> 4]
-        seg = a // seg_size
-        quarters[seg] = quarters.get(seg, 0) | 1 << ((a % seg_size) >> 5)
-    out_a = []
-    out_s = []
-    for quarters in halves:
-        for seg, mask in quarters.items():
-            out_a.append(seg * seg_size + off[mask])
-            out_s.append(size[mask])
-    return (len(halves[0]) > 0) + (len(halves[1]) > 0), out_a, out_s
-
-
-_QUARTER_TABLES_LISTS = {k: (o.tolist(), z.tolist()) for k, (o, z) in _QUARTER_TABLES.items()}

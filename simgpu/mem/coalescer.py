@@ -59,9 +59,21 @@ class Coalescer:
                     for lo, hi in zip(cuts, cuts[1:])]
         bases = address[cuts[:-1]] & ~511
         rel = address - np.repeat(bases, np.diff(cuts))
+        # each warp's pattern key as a slice of the block's bytes (the same bytes as
+        # rel[lo:hi].tobytes(): no numpy call per warp), its lists from the block's
+        # lists, made at the first miss
+        rel_bytes, lane_bytes = rel.tobytes(), lane.tobytes()
+        rs, ls = rel.itemsize, lane.itemsize
+        patterns, listed = self._patterns, None
         out = []
         for lo, hi, base in zip(cuts, cuts[1:], bases.tolist()):
-            hit = self._pattern(w[lo:hi], lane[lo:hi], address[lo:hi], ws, base, rel[lo:hi])
+            key = (ws, rel_bytes[lo * rs:hi * rs], lane_bytes[lo * ls:hi * ls])
+            hit = patterns.get(key)
+            if hit is None:
+                if listed is None:
+                    listed = address.tolist(), lane.tolist()
+                hit = self._new_pattern(key, listed[0][lo:hi], listed[1][lo:hi], ws, base,
+                                        w[lo:hi], lane[lo:hi], address[lo:hi])
             out.append(WarpTransactions(hit[0], hit[1], [base + a for a in hit[2]], hit[3]))
         return out
 
@@ -78,14 +90,21 @@ class Coalescer:
         key = (ws, rel.tobytes(), lane.tobytes())
         hit = self._patterns.get(key)
         if hit is None:
-            if len(self._patterns) > self.MAX_PATTERNS:
-                self._patterns.clear()
-            found = warp_transactions(address.tolist(), lane.tolist(), ws, self.cc)
-            if found is None:                      # unsorted lanes, misaligned words: the
-                b = coalesce_batch(np.zeros_like(warp), lane, address, ws, self.arch)  # reference
-                found = b.requests, b.txn_address.tolist(), b.txn_size.tolist()
-            requests, addrs, sizes = found
-            hit = self._patterns[key] = [requests, sum(sizes), [a - base for a in addrs], sizes, None]
+            hit = self._new_pattern(key, address.tolist(), lane.tolist(), ws, base,
+                                    warp, lane, address)
+        return hit
+
+    def _new_pattern(self, key, addresses: list, lanes: list, ws, base, warp, lane, address):
+        """Coalesce a warp's pattern not seen yet (``addresses``/``lanes``: its lists;
+        ``warp``, ``lane``, ``address``: its arrays, for the reference) and remember it."""
+        if len(self._patterns) > self.MAX_PATTERNS:
+            self._patterns.clear()
+        found = warp_transactions(addresses, lanes, ws, self.cc)
+        if found is None:                          # unsorted lanes, misaligned words: the
+            b = coalesce_batch(np.zeros_like(warp), lane, address, ws, self.arch)  # reference
+            found = b.requests, b.txn_address.tolist(), b.txn_size.tolist()
+        requests, addrs, sizes = found
+        hit = self._patterns[key] = [requests, sum(sizes), [a - base for a in addrs], sizes, None]
         return hit
 
     # --- many warps at once (the lockstep and per-warp counting engines) ----------------

@@ -30,6 +30,20 @@ class AddressMap:
     A bank is numbered across the partition: ``sub_channel * banks_per_sub_channel
     + group * banks_per_group + bank_in_group``."""
 
+    # (declared types: a build of simgpu.native keeps these as machine numbers)
+    interleave: int
+    n: int
+    banks: int
+    row_bytes: int
+    burst: int
+    lanes: int
+    groups: int
+    subs: int
+    banks_per_sub: int
+    banks_per_group: int
+    bursts_per_row: int
+    granule: int
+
     def __init__(self, memory, dram=None):
         self.interleave = memory.partition_interleave_bytes
         self.n = memory.partitions
@@ -49,7 +63,7 @@ class AddressMap:
         # else a burst.
         self._chunk_rows = self.lanes == 1 and self.row_bytes % self.interleave == 0
         self.granule = self.interleave if self._chunk_rows else self.burst
-        self.cache: dict = {}
+        self.cache: dict[int, tuple[int, int, int]] = {}
 
     def locate(self, address):
         """(partition, bank, row) of byte addresses (an int or a numpy array)."""
@@ -66,7 +80,7 @@ class AddressMap:
                 + page % self.banks_per_group)
         return chunk % self.n, bank, page // self.banks_per_group
 
-    def where(self, address: int):
+    def where(self, address: int) -> tuple[int, int, int]:
         """:meth:`locate` of one address, remembered per granule."""
         key = address // self.granule
         hit = self.cache.get(key)
@@ -121,6 +135,14 @@ class Dram:
     since the memory system last reset it (it does so per request, and passes the
     wait back to the SM as a later acceptance)."""
 
+    n: int                      # (declared types, as AddressMap's)
+    bytes_per_cycle: float
+    burst: int
+    subs_per_part: int
+    banks_per_sub: int
+    hit: float
+    wait: float
+
     def __init__(self, config, amap: AddressMap | None = None):
         m, d = config.memory, config.dram
         cycle_ns = 1e3 / config.gpu.core_clock_mhz
@@ -136,7 +158,8 @@ class Dram:
                       for i in range(m.partitions)]
         self.wait = 0.0
 
-    def serve(self, part: int, txns, arrive: float, finishes: list | None = None,
+    def serve(self, part: int, txns: list[tuple[int, int, int, int]], arrive: float,
+              finishes: list | None = None,
               sample: bool = True, write: bool = False):
         """Serve ``txns`` [(bank, row, size, address)] arriving together at partition
         ``part`` at ``arrive``; return when the last is done at the partition (a read:
@@ -162,6 +185,7 @@ class Dram:
                 return end, finishes
             return end
         n = len(txns)
+        order: list | range | tuple
         if n == 1:
             order = (0,)
         else:
@@ -176,6 +200,25 @@ class Dram:
         moved = 0
         wait = 0.0
         done = [0.0] * n if finishes is not None else None
+        if len(subs) == 1 and done is None and self.amap.lanes == 1:
+            # one sub-channel of one bank group (GDDR3): bank b is its bank b, no
+            # transaction is spread (the hot path of the GT200's loads and stores)
+            sc = subs[0]
+            for i in order:
+                b, r, s, _ = txns[i]
+                moved += s
+                if write:
+                    end, w = sc.write(b, r, -(-s // burst), arrive)
+                else:
+                    end, w = sc.read(b, r, -(-s // burst), arrive)
+                if w > wait:
+                    wait = w
+                if end > last:
+                    last = end
+            if wait > self.wait:
+                self.wait = wait
+            p.bytes += moved
+            return last
         spread = self.amap.lanes > 1
         for i in order:
             b, r, s, a = txns[i]
@@ -196,11 +239,12 @@ class Dram:
             self.wait = wait
         p.bytes += moved
         if finishes is not None:
-            finishes += done
+            finishes += done or ()
             return last, finishes
         return last
 
-    def _spread(self, subs, a: int, s: int, arrive: float, write: bool):
+    def _spread(self, subs: list[SubChannel], a: int, s: int, arrive: float,
+                write: bool) -> tuple[float, float]:
         """A transaction of several bursts spread over the bank groups and sub-channels:
         each burst served where the address map puts it; (its end, its longest wait)."""
         bps, burst, where = self.banks_per_sub, self.burst, self.amap.where
@@ -254,7 +298,7 @@ class Dram:
         }
 
 
-def _fr_fcfs(txns, subs, bps) -> list:
+def _fr_fcfs(txns: list[tuple[int, int, int, int]], subs: list[SubChannel], bps: int) -> list:
     """The order FR-FCFS serves a batch in: hits on open rows first (arrival order),
     then the rest grouped by (bank, row) in order of each group's first arrival."""
     hits, rest = [], []

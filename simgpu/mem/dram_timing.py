@@ -50,6 +50,36 @@ def _bank_row(write: tuple) -> tuple:
 class Timing:
     """A config's ``[dram]`` timings in SM cycles, and the sub-channel's shape."""
 
+    # (declared types: a build of simgpu.native keeps these as machine numbers)
+    per_memory_cycle: float
+    cl: float
+    wl: float
+    rcd: float
+    rp: float
+    ras: float
+    rc: float
+    rrd: float
+    rrd_l: float
+    faw: float
+    ccd: float
+    ccd_l: float
+    wtr: float
+    rtp: float
+    wr: float
+    rtw: float
+    burst: float
+    group_spacing: bool
+    burst_slot: float
+    groups: int
+    refi: float
+    rfc: float
+    read_depth: int
+    write_depth: int
+    high: int
+    low: int
+    write_to_read: float
+    horizon: float
+
     def __init__(self, config):
         d, m = config.dram, config.memory
         k = config.gpu.core_clock_mhz / m.memory_clock_mhz      # SM cycles per memory cycle
@@ -80,6 +110,12 @@ class SubChannel:
     def __init__(self, timing: Timing, banks: int):
         self.t = timing
         self.read_depth, self.cl = timing.read_depth, timing.cl   # (read's, per read)
+        # the timings the per-transaction path reads, as attributes of its own (one
+        # look-up each, not two)
+        self.wl, self.rp, self.rc, self.rcd = timing.wl, timing.rp, timing.rc, timing.rcd
+        self.ras, self.wr, self.rtp, self.rtw = timing.ras, timing.wr, timing.rtp, timing.rtw
+        self.ccd_l, self.burst, self.burst_slot = timing.ccd_l, timing.burst, timing.burst_slot
+        self.group_spacing, self.write_to_read = timing.group_spacing, timing.write_to_read
         self.banks = banks
         self.per_group = banks // timing.groups
         # Rows stay open between launches (open-page policy) but this model's state is a
@@ -89,16 +125,18 @@ class SubChannel:
         self.act_at = [_NEVER] * banks      # each bank's last activate
         self.col_ok = [0.0] * banks         # earliest column command (activate + tRCD)
         self.pre_ok = [0.0] * banks         # earliest precharge (tRAS, tRTP, tWR)
-        self.acts: list = []                # recent activates (sorted) ...
-        self.act_groups: list = []          # ... and their bank groups
+        # (typed lists: where simgpu.native compiles this module, their items are plain
+        # machine numbers; the source runs the same either way)
+        self.acts: list[float] = []         # recent activates (sorted) ...
+        self.act_groups: list[int] = []     # ... and their bank groups
         self.last_data_g = [_NEVER] * timing.groups   # last burst's start per group (tCCD_L)
-        self.bus_start: list = []           # data-bus reservations, sorted
-        self.bus_end: list = []
-        self.bus_write: list = []
+        self.bus_start: list[float] = []    # data-bus reservations, sorted
+        self.bus_end: list[float] = []
+        self.bus_write: list[bool] = []
         self.tail = 0.0                     # end of the last reservation
-        self.reads: list = []               # heap: when each queued read leaves the queue
-        self.writes: list = []              # heap: when each drained write leaves the queue
-        self.pending: list = []             # writes queued, not yet drained: (arrival, bank, row, n)
+        self.reads: list[float] = []        # heap: when each queued read leaves the queue
+        self.writes: list[float] = []       # heap: when each drained write leaves the queue
+        self.pending: list[tuple[float, int, int, int]] = []   # writes queued, not yet drained: (arrival, bank, row, n)
         self.busy = 0.0
         self.row_hits = 0
         self.activations = 0
@@ -113,7 +151,7 @@ class SubChannel:
 
     # --- the queues ----------------------------------------------------------------
 
-    def read(self, bank: int, row: int, bursts: int, arrive: float):
+    def read(self, bank: int, row: int, bursts: int, arrive: float) -> tuple[float, float]:
         """A read of ``bursts`` bursts arriving at ``arrive``: (its data are out, how
         long it waited for a place in the queue)."""
         reads = self.reads
@@ -136,7 +174,7 @@ class SubChannel:
         heappush(reads, start - self.cl)               # leaves at its (first) column command
         return end, enter - arrive
 
-    def write(self, bank: int, row: int, bursts: int, arrive: float):
+    def write(self, bank: int, row: int, bursts: int, arrive: float) -> tuple[float, float]:
         """A write arriving at ``arrive``: (the write queue has taken it, how long it
         waited for a place)."""
         writes, pending = self.writes, self.pending
@@ -216,50 +254,39 @@ class SubChannel:
 
     # --- the banks and the bus -----------------------------------------------------
 
-    def _access(self, bank: int, row: int, bursts: int, t: float, write: bool):
+    def _access(self, bank: int, row: int, bursts: int, t: float,
+                write: bool) -> tuple[float, float]:
         """Place one access's commands no sooner than ``t``: (data start, data end)."""
-        tm = self.t
+        # (Runs once per transaction: the timings are read from ``self`` (copied from
+        # Timing) and the arithmetic is kept exactly as written, operand by operand, so
+        # that every time comes out bit for bit the same.)
         if t >= self.next_refresh:
             self._refresh(t)
-        open_row = self.open_row
-        if open_row[bank] == row:
+        if self.open_row[bank] == row:
             self.row_hits += 1
             cmd = self.col_ok[bank]
             if cmd < t:
                 cmd = t
         else:
-            self.activations += 1
-            if open_row[bank] != -1:                 # close the open row first
-                self.row_conflicts += 1
-                act = self.pre_ok[bank]
-                act = (act if act > t else t) + tm.rp
-            else:
-                act = t
-            ready = self.act_at[bank] + tm.rc
-            if ready > act:
-                act = ready
-            if self.refreshed > act:
-                act = self.refreshed
-            act = self._activate_slot(act, bank // self.per_group)
-            open_row[bank] = row
-            self.act_at[bank] = act
-            cmd = self.col_ok[bank] = act + tm.rcd
-            self.pre_ok[bank] = act + tm.ras
-        first = cmd + (tm.wl if write else tm.cl)
-        burst = tm.burst
-        spacing = tm.group_spacing
-        if spacing:                                  # one bank group: bursts tCCD_L apart
+            cmd = self._open(bank, row, t)
+        burst = self.burst
+        if write:
+            first = cmd + self.wl
+        else:
+            first = cmd + self.cl
+        if self.group_spacing:                       # one bank group: bursts tCCD_L apart
             group = bank // self.per_group
-            span = burst + (bursts - 1) * tm.ccd_l
+            ccd_l = self.ccd_l
+            span = burst + (bursts - 1) * ccd_l
             last = self.last_data_g[group]
             # (kept to the group's latest burst; one placed well before it, into a gap,
             # is not checked against the group's earlier ones)
-            if last - tm.ccd_l < first < last + tm.ccd_l:
-                first = last + tm.ccd_l
+            if last - ccd_l < first < last + ccd_l:
+                first = last + ccd_l
         elif bursts == 1:
             span = burst                             # (burst + 0 * burst_slot)
         else:
-            span = burst + (bursts - 1) * tm.burst_slot
+            span = burst + (bursts - 1) * self.burst_slot
         starts = self.bus_start
         if starts and first < starts[-1]:
             start = self._place(first, span, write)   # maybe into a gap: search
@@ -270,14 +297,13 @@ class SubChannel:
             if starts:
                 ends, kinds = self.bus_end, self.bus_write
                 prev = kinds[-1]
-                if prev == write:
-                    e = ends[-1]
-                else:
-                    e = ends[-1] + (tm.write_to_read if prev else tm.rtw)
+                e = ends[-1]
+                if prev != write:
+                    e = e + (self.write_to_read if prev else self.rtw)
                 if e > start:
                     start = e
                     end = start + span
-                if start == ends[-1] and prev == write:
+                if prev == write and start == ends[-1]:
                     ends[-1] = end                # one reservation with the last
                 else:
                     starts.append(start)
@@ -291,16 +317,39 @@ class SubChannel:
                 self.bus_write.append(write)
             if end > self.tail:
                 self.tail = end
-        if spacing and end - burst > self.last_data_g[group]:
+        if self.group_spacing and end - burst > self.last_data_g[group]:
             self.last_data_g[group] = end - burst
         if write:
-            ok = end + tm.wr
+            ok = end + self.wr
         else:
-            ok = end - burst - tm.cl + tm.rtp        # the last read command + tRTP
+            ok = end - burst - self.cl + self.rtp    # the last read command + tRTP
         if ok > self.pre_ok[bank]:
             self.pre_ok[bank] = ok
         self.busy += bursts * burst
         return start, end
+
+    def _open(self, bank: int, row: int, t: float) -> float:
+        """Open ``row`` in ``bank`` no sooner than ``t`` (precharging the row open
+        there): the earliest column command to it."""
+        self.activations += 1
+        open_row = self.open_row
+        if open_row[bank] != -1:                 # close the open row first
+            self.row_conflicts += 1
+            act = self.pre_ok[bank]
+            act = (act if act > t else t) + self.rp
+        else:
+            act = t
+        ready = self.act_at[bank] + self.rc
+        if ready > act:
+            act = ready
+        if self.refreshed > act:
+            act = self.refreshed
+        act = self._activate_slot(act, bank // self.per_group)
+        open_row[bank] = row
+        self.act_at[bank] = act
+        cmd = self.col_ok[bank] = act + self.rcd
+        self.pre_ok[bank] = act + self.ras
+        return cmd
 
     def _activate_slot(self, c: float, group: int) -> float:
         """The earliest activate time >= ``c`` that keeps tRRD (tRRD_L in one group) to

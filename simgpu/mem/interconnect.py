@@ -49,7 +49,7 @@ class Port:
     def __init__(self, flit_cycles: float):
         self.flit_cycles = flit_cycles
         self.capacity = WINDOW / flit_cycles       # flits per window
-        self.used: dict = {}                       # window -> flits booked in it
+        self.used: dict[float, float] = {}         # window -> flits booked in it
         self.waited = 0.0                          # cycles packets waited here, in all
         self.max_wait = 0.0
 
@@ -76,7 +76,7 @@ class Port:
         """:meth:`book` when the window of ``t`` has no room for all of it."""
         used, capacity, fc = self.used, self.capacity, self.flit_cycles
         offset = t - k * WINDOW
-        left = flits
+        left = float(flits)                        # (the same values as the int: exact)
         while True:
             have = used.get(k, 0.0)
             room = capacity - have
@@ -95,6 +95,16 @@ class Port:
 
 
 class Interconnect:
+    # (declared types: a build of simgpu.native keeps these as machine numbers)
+    half_trip: float
+    modeled: bool
+    flit: int
+    header: int
+    per_port: int
+    queue_cycles: float
+    held: int
+    flits_sent: int
+
     def __init__(self, config):
         m = config.memory
         self.half_trip = m.interconnect_latency_cycles / 2
@@ -118,7 +128,7 @@ class Interconnect:
         self.queue_cycles = q * 2 * flit_cycles if q else math.inf
         self.held = 0                              # packets that found a queue full
         self.flits_sent = 0                        # flits over the network, both ways
-        self._flits: dict = {}
+        self._flits: dict[int, int] = {}
 
     def flits(self, data_bytes: int) -> int:
         """Flits of a packet carrying ``data_bytes`` of data (0: a header alone)."""

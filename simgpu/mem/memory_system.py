@@ -31,6 +31,7 @@ from .l1 import L1_SETS, L1Unit
 from .l2_slices import L2Slices
 from .mshr import Mshr
 from .request import Request
+from .uncached import uncached
 from .address_space import PageTables
 from .tlb import TlbState, Translator  # noqa: F401  (TlbState: the type of ``tlbs``)
 
@@ -175,65 +176,9 @@ class MemorySystem:
         return done
 
     def _uncached(self, req: Request) -> float:
-        """Loads and stores of a GPU without caches: straight to the partitions."""
-        t = req.translated
-        by_part: dict = {}
-        get, where, granule = self.amap.cache.get, self.amap.where, self.amap.granule
-        for a, s in zip(req.addresses, req.sizes):
-            w = get(a // granule) or where(a)
-            txns = by_part.get(w[0])
-            if txns is None:
-                by_part[w[0]] = [(w[1], w[2], s, a)]
-            else:
-                txns.append((w[1], w[2], s, a))
-        done = t
-        write, serve, net = req.kind == "store", self.dram.serve, self.net
-        if not net.modeled:                # a fixed latency each way
-            arrive = net.to_partition(t)
-            for part, txns in by_part.items():
-                finish = net.to_sm(serve(part, txns, arrive, write=write))
-                if finish > done:
-                    done = finish
-            return done
-        # over the interconnect's ports: the request's packets leave the SM's port as one
-        # batch, each partition's reach its port as one; the replies leave each
-        # partition's port as one batch and reach the SM's port as one
-        sm, flits, sizes = req.sm, net.flits, req.sizes
-        header = flits(0)
-        # one transaction size (the usual case): its packets' flits, else each one's
-        s0 = sizes[0]
-        same = flits(s0) if sizes.count(s0) == len(sizes) else None
-        if same is not None:
-            total = len(sizes) * (same if write else header)
-        else:
-            total = (sum([flits(s) for s in sizes]) if write else header * len(sizes))
-        port = sm // net.per_port
-        left = t + net.sm_out[port].book(t, total)
-        net.flits_sent += total
-        # (Interconnect.leave_sm, to_port, leave_partition and reach_sm, inline: this is
-        # the hot path of the GT200's loads and stores)
-        part_in, part_out, queue, half = net.part_in, net.part_out, net.queue_cycles, net.half_trip
-        back_total, last, arrive = 0, t, t + half
-        for part, txns in by_part.items():
-            n = len(txns)
-            data = n * same if same is not None else sum([flits(x[2]) for x in txns])
-            if write:
-                out_flits, back_flits = data, header * n
-            else:
-                out_flits, back_flits = header * n, data
-            wait = left - t + part_in[part].book(left, out_flits)
-            if wait > queue:                   # the partition's queue is full: held back
-                net.held += 1
-                if t + wait - queue > req.accepted:
-                    req.accepted = t + wait - queue
-            finish = serve(part, txns, arrive + wait, None, True, write)
-            finish += part_out[part].book(finish, back_flits)
-            if finish > last:
-                last = finish
-            back_total += back_flits
-        net.flits_sent += back_total
-        done = last + half + net.sm_in[port].book(last, back_total)
-        return done if done > t else t
+        """Loads and stores of a GPU without caches: straight to the partitions
+        (:func:`~simgpu.mem.uncached.uncached`)."""
+        return uncached(self.amap, self.dram, self.net, req)
 
     def walk_read(self, address: int, nbytes: int, t: float) -> float:
         """A page walker's read of ``nbytes`` of page-table data at physical ``address``,

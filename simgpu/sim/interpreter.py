@@ -144,7 +144,8 @@ class Executor(MemoryInstructions):
             return taken
         self.issue(idx, node)
         c.branches += self.warps(idx)
-        c.divergent_branches += self.group.split_warps(idx, cond)
+        if 0 < taken < idx.size:            # (taken by none or all: no warp is split)
+            c.divergent_branches += self.group.split_warps(idx, cond)
         return taken
 
     def fault(self, node, what, lanes, hint=None, detail=""):

@@ -65,6 +65,20 @@ def check_mask(ex, node, idx, mask, what):
     """CUDA's rules on ``mask`` for a ``what`` call by lanes ``idx``; returns the
     per-lane bits of the lanes taking part (mask and active)."""
     g = ex.group
+    if idx.size == g.n and (mask == FULL).all() and not g.exited.any():
+        # Every lane of the group calls it with the full mask and none has exited (the
+        # usual warp reduction): every rule holds, and the lanes taking part are each
+        # warp's lanes, the same at every such call of the group: worked out once.
+        part = g.__dict__.get("_full_mask_part")
+        if part is None:
+            part = g.__dict__["_full_mask_part"] = _check_mask(ex, node, idx, mask, what)
+            part.setflags(write=False)
+        return part
+    return _check_mask(ex, node, idx, mask, what)
+
+
+def _check_mask(ex, node, idx, mask, what):
+    g = ex.group
     mask = mask.astype(np.uint64)
     lanes = g.lane[idx]
     own = (mask >> lanes.astype(np.uint64)) & np.uint64(1)

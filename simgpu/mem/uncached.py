@@ -1,0 +1,86 @@
+"""The path of a GPU without caches (GT200): a warp instruction's transactions straight
+to the DRAM partitions and back, over the interconnect.
+
+:class:`~simgpu.mem.memory_system.MemorySystem` sends a load's or a store's
+:class:`~simgpu.mem.request.Request` here when the config has no L2.  This is the
+hot path of the GT200's timed runs (one call per warp instruction), so it books the
+interconnect's ports itself (the steps of
+:class:`~simgpu.mem.interconnect.Interconnect`, inline) and is one of the modules
+:mod:`simgpu.native` can compile; its source is the reference either way.
+"""
+from __future__ import annotations
+
+from .dram import AddressMap, Dram
+from .interconnect import Interconnect
+
+__all__ = ["uncached"]
+
+
+def uncached(amap: AddressMap, dram: Dram, net: Interconnect, req) -> float:
+    """When ``req``'s data are back at its SM (a store: when it is acknowledged), its
+    transactions served by ``dram``'s partitions (``amap`` locates them) over ``net``.
+    Sets ``req.accepted`` later than its issue where a partition's queue was full."""
+    # (The locals' types matter only where simgpu.native compiles this module: they let
+    # it keep numbers as machine numbers. The source runs the same either way.)
+    t: float = req.translated
+    addresses: list[int] = req.addresses
+    sizes: list[int] = req.sizes
+    by_part: dict[int, list[tuple[int, int, int, int]]] = {}
+    cache, granule = amap.cache, amap.granule
+    for a, s in zip(addresses, sizes):
+        w = cache.get(a // granule)
+        if w is None:
+            w = amap.where(a)
+        txns = by_part.get(w[0])
+        if txns is None:
+            by_part[w[0]] = [(w[1], w[2], s, a)]
+        else:
+            txns.append((w[1], w[2], s, a))
+    done = t
+    write: bool = req.kind == "store"
+    if not net.modeled:                # a fixed latency each way
+        arrive = net.to_partition(t)
+        for part, txns in by_part.items():
+            finish = net.to_sm(dram.serve(part, txns, arrive, write=write))
+            if finish > done:
+                done = finish
+        return done
+    # over the interconnect's ports: the request's packets leave the SM's port as one
+    # batch, each partition's reach its port as one; the replies leave each
+    # partition's port as one batch and reach the SM's port as one
+    sm: int = req.sm
+    header = net.flits(0)
+    # one transaction size (the usual case): its packets' flits, else each one's
+    s0 = sizes[0]
+    same = net.flits(s0) if sizes.count(s0) == len(sizes) else -1
+    if same >= 0:
+        total = len(sizes) * (same if write else header)
+    else:
+        total = (sum([net.flits(s) for s in sizes]) if write else header * len(sizes))
+    port = sm // net.per_port
+    left = t + net.sm_out[port].book(t, total)
+    net.flits_sent += total
+    # (Interconnect.leave_sm, to_port, leave_partition and reach_sm, inline: this is
+    # the hot path of the GT200's loads and stores)
+    part_in, part_out, queue, half = net.part_in, net.part_out, net.queue_cycles, net.half_trip
+    back_total, last, arrive = 0, t, t + half
+    for part, txns in by_part.items():
+        n = len(txns)
+        data = n * same if same >= 0 else sum([net.flits(x[2]) for x in txns])
+        if write:
+            out_flits, back_flits = data, header * n
+        else:
+            out_flits, back_flits = header * n, data
+        wait = left - t + part_in[part].book(left, out_flits)
+        if wait > queue:                   # the partition's queue is full: held back
+            net.held += 1
+            if t + wait - queue > req.accepted:
+                req.accepted = t + wait - queue
+        finish = dram.serve(part, txns, arrive + wait, None, True, write)
+        finish += part_out[part].book(finish, back_flits)
+        if finish > last:
+            last = finish
+        back_total += back_flits
+    net.flits_sent += back_total
+    done = last + half + net.sm_in[port].book(last, back_total)
+    return done if done > t else t
