@@ -61,6 +61,10 @@ from .kernels import SCAN_BLOCK, block_inclusive_scan
 WARP_DEGREE = 16      # above: a warp per vertex (half a warp of neighbours is still one
                       # thread's work; ASSUMED, as in the published design's spirit)
 BLOCK_DEGREE = 352    # above: a block per vertex (11 warps' worth of neighbours)
+HUB_CHUNK = 2048      # a block takes at most this many neighbours of one vertex (8 strides
+                      # of a 256-thread block): on Kronecker 21/16 one hub has 209,613
+                      # neighbours, ~600 dependent hooks per thread for a single block,
+                      # the kernel's tail; 0: a block per whole vertex (ECL-CC's split)
 
 
 # --- CSR on the device ----------------------------------------------------------
@@ -196,9 +200,13 @@ def uf_init(off: Array[i32], adj: Array[i32], parent: Array[i32], n: i32, scan: 
 
 @kernel
 def uf_compute1(off: Array[i32], adj: Array[i32], parent: Array[i32], wl: Array[i32],
-                top: Array[i32], n: i32, warp_degree: i32, block_degree: i32):
-    """A thread per vertex of small degree; the others onto the worklist (top[0]: front
-    entries, for a warp each; top[1]: back entries, for a block each).
+                top: Array[i32], hub_v: Array[i32], hub_beg: Array[i32], n: i32,
+                warp_degree: i32, block_degree: i32, hub_chunk: i32):
+    """A thread per vertex of small degree; the others onto worklists: top[0] counts
+    wl's entries (a warp each), top[1] the hub list's (a block each).  A vertex of
+    degree above block_degree goes to the hub list in chunks of hub_chunk neighbours
+    (0: one chunk, its whole list), each entry its vertex and its chunk's first
+    neighbour, so that several blocks share a large hub.
     As in ECL-CC, a small vertex that uf_init left a root has no smaller neighbour and
     no work.  The edge to up = parent[v] is skipped: v already hangs in up's tree (trees
     only merge), so its hook would only walk to the common root (the init edge of
@@ -208,7 +216,13 @@ def uf_compute1(off: Array[i32], adj: Array[i32], parent: Array[i32], wl: Array[
         end = off[v + 1]
         if end - beg > warp_degree:
             if end - beg > block_degree:
-                wl[n - 1 - atomic_add(top, 1, 1)] = v
+                chunks = 1
+                if hub_chunk > 0:
+                    chunks = (end - beg - 1) // hub_chunk + 1     # no overflow near 2^31
+                first = atomic_add(top, 1, chunks)
+                for c in range(chunks):
+                    hub_v[first + c] = v
+                    hub_beg[first + c] = beg + c * hub_chunk
             else:
                 wl[atomic_add(top, 0, 1)] = v
         else:
@@ -239,15 +253,20 @@ def uf_compute2(off: Array[i32], adj: Array[i32], parent: Array[i32], wl: Array[
 
 
 @kernel
-def uf_compute3(off: Array[i32], adj: Array[i32], parent: Array[i32], wl: Array[i32],
-                top: Array[i32], n: i32):
-    """A block per back worklist vertex; its threads stride over the neighbours."""
+def uf_compute3(off: Array[i32], adj: Array[i32], parent: Array[i32], hub_v: Array[i32],
+                hub_beg: Array[i32], top: Array[i32], hub_chunk: i32):
+    """A block per hub list entry (a chunk of a vertex's neighbours); its threads stride
+    over the chunk."""
     count = top[1]
     for b in range(blockIdx.x, count, gridDim.x):
-        v = wl[n - 1 - b]
+        v = hub_v[b]
+        beg = hub_beg[b]
+        end = off[v + 1]
+        if hub_chunk > 0:
+            end = beg + min(end - beg, hub_chunk)
         up = parent[v]
         vstat = representative(parent, up)
-        for i in range(off[v] + threadIdx.x, off[v + 1], blockDim.x):
+        for i in range(beg + threadIdx.x, end, blockDim.x):
             u = adj[i]
             if v > u and u != up:
                 vstat = hook(parent, vstat, u)
@@ -303,18 +322,33 @@ def build_csr(n: int, arr, device, grid: int, block: int, launch):
     return off, adj, 2 * half
 
 
+def hub_capacity(n: int, m: int, block_degree: int, hub_chunk: int) -> int:
+    """Room for every hub list entry: at most min(n, m / (block_degree + 1)) vertices
+    have more than block_degree of the m directed edges, and their chunks add at most
+    m / hub_chunk entries to one per vertex."""
+    hubs = min(int(n), int(m) // (int(block_degree) + 1))
+    return max(1, hubs + (int(m) // int(hub_chunk) if hub_chunk > 0 else 0))
+
+
 def union_find_csr(n: int, off, adj, device, grid: int, block: int, launch,
-                   warp_degree: int = WARP_DEGREE, block_degree: int = BLOCK_DEGREE):
+                   warp_degree: int = WARP_DEGREE, block_degree: int = BLOCK_DEGREE,
+                   hub_chunk: int = HUB_CHUNK, m: int | None = None):
     """The ECL-CC kernels on a CSR graph already on the device; labels (int64 device
-    array)."""
+    array).  m: the directed edge count (off[n]; read from the device when not given)."""
+    if m is None:
+        m = int(off.to_host()[n])
     parent = device.empty(n, np.int32)
     wl = device.empty(n, np.int32)
+    cap = hub_capacity(n, m, block_degree, hub_chunk)
+    hub_v = device.empty(cap, np.int32)
+    hub_beg = device.empty(cap, np.int32)
     top = device.zeros(2, np.int32)
     labels = device.empty(n, np.int64)
     launch(uf_init, off, adj, parent, n, warp_degree)
-    launch(uf_compute1, off, adj, parent, wl, top, n, warp_degree, block_degree)
+    launch(uf_compute1, off, adj, parent, wl, top, hub_v, hub_beg, n, warp_degree, block_degree,
+           hub_chunk)
     launch(uf_compute2, off, adj, parent, wl, top)
-    launch(uf_compute3, off, adj, parent, wl, top, n)
+    launch(uf_compute3, off, adj, parent, hub_v, hub_beg, top, hub_chunk)
     launch(uf_flatten, parent, labels, n)
     return labels
 
@@ -341,7 +375,8 @@ def vertex_geometry(n: int):
 
 
 def union_find(n, edges, device, threads=None, seed=0, launch_options=None,
-               warp_degree: int = WARP_DEGREE, block_degree: int = BLOCK_DEGREE):
+               warp_degree: int = WARP_DEGREE, block_degree: int = BLOCK_DEGREE,
+               hub_chunk: int = HUB_CHUNK):
     """label(..., method="union-find"): (labels int64 device array, launches, p of the
     union-find kernels, m_directed).  threads (None: default_geometry for the CSR build,
     vertex_geometry for the union-find kernels) and launch_options as for Shiloach-Vishkin (every launch gets its own seed
@@ -351,6 +386,10 @@ def union_find(n, edges, device, threads=None, seed=0, launch_options=None,
     if isinstance(warp_degree, bool) or int(warp_degree) < 0 or int(block_degree) < int(warp_degree):
         raise ValueError("need 0 <= warp_degree <= block_degree, got "
                          f"{warp_degree!r}, {block_degree!r}")
+    if isinstance(hub_chunk, bool) or not isinstance(hub_chunk, (int, np.integer)) \
+            or not 0 <= int(hub_chunk) <= 2**31 - 1:
+        raise ValueError(f"hub_chunk must be an int in [0, 2^31 - 1] (0: a block per whole "
+                         f"hub), got {hub_chunk!r}")
     arr = edge_input(n, edges, device)
     n = int(n)
     if n == 0:
@@ -383,5 +422,5 @@ def union_find(n, edges, device, threads=None, seed=0, launch_options=None,
     else:
         off, adj, m = device.zeros(n + 1, np.int32), device.zeros(1, np.int32), 0
     labels = union_find_csr(n, off, adj, device, uf_grid, block, uf_launch, int(warp_degree),
-                            int(block_degree))
+                            int(block_degree), int(hub_chunk), m)
     return labels, launches, uf_grid * block, m
