@@ -47,6 +47,22 @@ def reference(n, edges):
     return first[comp]
 
 
+def cached(folder, key, make):
+    """(n, edges) of make(), kept in folder (None: not kept) so that a second process
+    (another tree's baseline) reads the same graph instead of generating it again."""
+    import pathlib
+    path = pathlib.Path(folder) / f"{key}.npz" \
+        if folder else None
+    if path is not None and path.exists():
+        z = np.load(path)
+        return int(z["n"]), z["edges"]
+    n, edges = make()
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(path, n=n, edges=edges)
+    return n, edges
+
+
 def time_graph(dev, name, n, edges, variants, repeats, sim):
     from algorithms.connected_components import union_find as uf
     from algorithms.connected_components.shiloach_vishkin import edge_input
@@ -85,6 +101,7 @@ def main():
     p.add_argument("--graph", type=int, nargs=2, default=[22, 24], help="log2 n, log2 m")
     p.add_argument("--kron", type=int, nargs=2, default=[21, 16], help="scale, edge factor")
     p.add_argument("--label", default="", help="a note for the table's title (the tree)")
+    p.add_argument("--cache", help="a folder to keep the generated graphs in (and read them from)")
     p.add_argument("--sim", action="store_true")
     p.add_argument("--out")
     args = p.parse_args()
@@ -93,12 +110,13 @@ def main():
     if not args.sim:
         import cupy as cp
     g = [gather24(cp, 1 << 24)] if cp is not None else [1.0]
-    graphs = [(f"uniform 2^{args.graph[0]} / 2^{args.graph[1]}", 2.9,
-               gen.uniform_random_graph(1 << args.graph[0], 1 << args.graph[1], seed=1)),
-              (f"Kronecker {args.kron[0]}/{args.kron[1]}", 3.1,
-               gen.rmat_graph(args.kron[0], args.kron[1], seed=1))]
+    graphs = [(f"uniform 2^{args.graph[0]} / 2^{args.graph[1]}", 2.9, f"uniform_{args.graph[0]}_{args.graph[1]}",
+               lambda: gen.uniform_random_graph(1 << args.graph[0], 1 << args.graph[1], seed=1)),
+              (f"Kronecker {args.kron[0]}/{args.kron[1]}", 3.1, f"kron_{args.kron[0]}_{args.kron[1]}",
+               lambda: gen.rmat_graph(args.kron[0], args.kron[1], seed=1))]
     results = []
-    for name, target, (n, edges) in graphs:
+    for name, target, key, make in graphs:
+        n, edges = cached(args.cache, key, make)
         results.append((name, target) + time_graph(dev, name, n, edges, args.variants,
                                                    args.repeats, args.sim))
         if cp is not None:

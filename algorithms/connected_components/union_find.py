@@ -145,13 +145,12 @@ def uf_fill_i32(R: Array[i32], off: Array[i32], deg: Array[i32], adj: Array[i32]
 # --- union-find -----------------------------------------------------------------
 
 @device_function
-def representative(parent: Array[i32], x: i32) -> i32:
-    """The root of x's tree; every vertex passed on the way is made to point to its
-    grandparent (intermediate pointer jumping).  The next link is read before the
-    jump is stored: the load then follows no store of this iteration, so it needs no
-    fresh (L2) read (simgpu.ir.fresh) and may hit in the L1; a stale value is still
-    an ancestor, since parent[] only ever moves up the tree."""
-    curr = parent[x]
+def climb(parent: Array[i32], x: i32, curr: i32) -> i32:
+    """The root of x's tree, curr = parent[x] already read; every vertex passed on the
+    way is made to point to its grandparent (intermediate pointer jumping).  The next
+    link is read before the jump is stored: the load then follows no store of this
+    iteration, so it needs no fresh (L2) read (simgpu.ir.fresh) and may hit in the L1;
+    a stale value is still an ancestor, since parent[] only ever moves up the tree."""
     if curr != x:
         prev = x
         nxt = parent[curr]
@@ -165,11 +164,22 @@ def representative(parent: Array[i32], x: i32) -> i32:
 
 
 @device_function
+def representative(parent: Array[i32], x: i32) -> i32:
+    """The root of x's tree (climb from parent[x])."""
+    return climb(parent, x, parent[x])
+
+
+@device_function
 def hook(parent: Array[i32], vstat: i32, u: i32) -> i32:
     """Join the trees of the root vstat (or a vertex above it) and of u: the larger
     root is CAS'd onto the smaller; a lost CAS climbs from the value it returns.
-    Returns v's representative as last seen."""
-    ostat = representative(parent, u)
+    Returns v's representative as last seen.
+    If u's parent is vstat, u is in v's tree already (trees only merge) and the walk
+    to the root is skipped: on a hub, whose neighbours hang from its root once their
+    own hooks and jumps ran, that saves the dependent read of parent[vstat]."""
+    ostat = parent[u]
+    if ostat != vstat:
+        ostat = climb(parent, u, ostat)
     while vstat != ostat:
         if vstat < ostat:
             ret = atomic_cas(parent, ostat, ostat, vstat)
