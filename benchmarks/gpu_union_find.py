@@ -12,10 +12,11 @@ the graphs; ratios use the median of all its measurements.  Every variant's labe
 are checked against scipy's connected_components.
 
 Variants (``--variants``): ``default`` (union_find_csr's defaults, whatever the
-imported code has: run it from another tree's PYTHONPATH for a baseline) or an
-integer hub_chunk (0: a block per whole hub vertex, ECL-CC's split).
+imported code has: run it from another tree's PYTHONPATH for a baseline) or
+``CHUNK`` / ``CHUNK/LISTS``: hub_chunk (0: a block per whole hub vertex, ECL-CC's
+split) and warp_lists (the warp list's parts, each with its own counter).
 
-``python benchmarks/gpu_union_find.py [--variants default 0 2048] [--repeats 7]
+``python benchmarks/gpu_union_find.py [--variants default 0/1 2048/1] [--repeats 7]
 [--out FILE]``; ``--sim`` runs it on sim:h100 at tiny sizes (a check of the script).
 """
 from __future__ import annotations
@@ -71,16 +72,21 @@ def time_graph(dev, name, n, edges, variants, repeats, sim):
     uf_grid, _ = uf.vertex_geometry(n)
     off, adj, m = uf.build_csr(n, arr, dev, grid, block,
                                lambda k, *a: dev.launch(k, grid, block, *a))
-    takes_chunk = "hub_chunk" in inspect.signature(uf.union_find_csr).parameters
+    params = inspect.signature(uf.union_find_csr).parameters
     want = reference(n, edges)
     times = {v: [] for v in variants}
     per_kernel = {v: {} for v in variants}
     for _ in range(repeats):
         for var in variants:
             reports = []
-            kw = {} if var == "default" else dict(hub_chunk=int(var))
-            if kw and not takes_chunk:
-                raise SystemExit(f"variant {var}: this tree's union_find_csr has no hub_chunk")
+            kw = {}
+            if var != "default":                   # "chunk" or "chunk/lists"
+                chunk, _, lists = var.partition("/")
+                kw = dict(hub_chunk=int(chunk), **(dict(warp_lists=int(lists)) if lists else {}))
+            missing = set(kw) - set(params)
+            if missing:
+                raise SystemExit(f"variant {var}: this tree's union_find_csr has no "
+                                 f"{', '.join(sorted(missing))}")
             labels = uf.union_find_csr(n, off, adj, dev, uf_grid, block,
                                        lambda k, *a: reports.append(
                                            dev.launch(k, uf_grid, block, *a)), **kw)
@@ -110,10 +116,11 @@ def main():
     if not args.sim:
         import cupy as cp
     g = [gather24(cp, 1 << 24)] if cp is not None else [1.0]
-    graphs = [(f"uniform 2^{args.graph[0]} / 2^{args.graph[1]}", 2.9, f"uniform_{args.graph[0]}_{args.graph[1]}",
-               lambda: gen.uniform_random_graph(1 << args.graph[0], 1 << args.graph[1], seed=1)),
-              (f"Kronecker {args.kron[0]}/{args.kron[1]}", 3.1, f"kron_{args.kron[0]}_{args.kron[1]}",
-               lambda: gen.rmat_graph(args.kron[0], args.kron[1], seed=1))]
+    (lg, lm), (scale, factor) = args.graph, args.kron
+    graphs = [(f"uniform 2^{lg} / 2^{lm}", 2.9, f"uniform_{lg}_{lm}",
+               lambda: gen.uniform_random_graph(1 << lg, 1 << lm, seed=1)),
+              (f"Kronecker {scale}/{factor}", 3.1, f"kron_{scale}_{factor}",
+               lambda: gen.rmat_graph(scale, factor, seed=1))]
     results = []
     for name, target, key, make in graphs:
         n, edges = cached(args.cache, key, make)

@@ -61,6 +61,7 @@ from .kernels import SCAN_BLOCK, block_inclusive_scan
 WARP_DEGREE = 16      # above: a warp per vertex (half a warp of neighbours is still one
                       # thread's work; ASSUMED, as in the published design's spirit)
 BLOCK_DEGREE = 352    # above: a block per vertex (11 warps' worth of neighbours)
+WARP_LISTS = 32       # the warp list in parts, each with its own counter (see uf_compute1)
 HUB_CHUNK = 2048      # a block takes at most this many neighbours of one vertex (8 strides
                       # of a 256-thread block): on Kronecker 21/16 one hub has 209,613
                       # neighbours, ~600 dependent hooks per thread for a single block,
@@ -211,9 +212,11 @@ def uf_init(off: Array[i32], adj: Array[i32], parent: Array[i32], n: i32, scan: 
 @kernel
 def uf_compute1(off: Array[i32], adj: Array[i32], parent: Array[i32], wl: Array[i32],
                 top: Array[i32], hub_v: Array[i32], hub_beg: Array[i32], n: i32,
-                warp_degree: i32, block_degree: i32, hub_chunk: i32):
-    """A thread per vertex of small degree; the others onto worklists: top[0] counts
-    wl's entries (a warp each), top[1] the hub list's (a block each).  A vertex of
+                warp_degree: i32, block_degree: i32, hub_chunk: i32, lists: i32, region: i32):
+    """A thread per vertex of small degree; the others onto worklists: the warp list (a
+    warp each) in `lists` parts, part k = (v // 32) % lists at wl[k * region:], counted
+    by top[32 * k] (counters 128 bytes apart: fewer atomics on each of them), and the
+    hub list (a block each), counted by top[1].  A vertex of
     degree above block_degree goes to the hub list in chunks of hub_chunk neighbours
     (0: one chunk, its whole list), each entry its vertex and its chunk's first
     neighbour, so that several blocks share a large hub.
@@ -234,7 +237,8 @@ def uf_compute1(off: Array[i32], adj: Array[i32], parent: Array[i32], wl: Array[
                     hub_v[first + c] = v
                     hub_beg[first + c] = beg + c * hub_chunk
             else:
-                wl[atomic_add(top, 0, 1)] = v
+                k = (v // 32) % lists
+                wl[k * region + atomic_add(top, 32 * k, 1)] = v
         else:
             up = parent[v]
             if up != v:                  # else v has no smaller neighbour (it was scanned whole)
@@ -247,19 +251,21 @@ def uf_compute1(off: Array[i32], adj: Array[i32], parent: Array[i32], wl: Array[
 
 @kernel
 def uf_compute2(off: Array[i32], adj: Array[i32], parent: Array[i32], wl: Array[i32],
-                top: Array[i32]):
-    """A warp per front worklist vertex; its lanes stride over the neighbours."""
+                top: Array[i32], lists: i32, region: i32):
+    """A warp per warp list vertex (part after part); its lanes stride over the
+    neighbours."""
     lane = threadIdx.x % 32
     warps = (gridDim.x * blockDim.x) // 32
-    count = top[0]
-    for w in range((blockIdx.x * blockDim.x + threadIdx.x) // 32, count, warps):
-        v = wl[w]
-        up = parent[v]
-        vstat = representative(parent, up)
-        for i in range(off[v] + lane, off[v + 1], 32):
-            u = adj[i]
-            if v > u and u != up:
-                vstat = hook(parent, vstat, u)
+    for k in range(lists):
+        count = top[32 * k]
+        for w in range((blockIdx.x * blockDim.x + threadIdx.x) // 32, count, warps):
+            v = wl[k * region + w]
+            up = parent[v]
+            vstat = representative(parent, up)
+            for i in range(off[v] + lane, off[v + 1], 32):
+                u = adj[i]
+                if v > u and u != up:
+                    vstat = hook(parent, vstat, u)
 
 
 @kernel
@@ -342,22 +348,25 @@ def hub_capacity(n: int, m: int, block_degree: int, hub_chunk: int) -> int:
 
 def union_find_csr(n: int, off, adj, device, grid: int, block: int, launch,
                    warp_degree: int = WARP_DEGREE, block_degree: int = BLOCK_DEGREE,
-                   hub_chunk: int = HUB_CHUNK, m: int | None = None):
+                   hub_chunk: int = HUB_CHUNK, m: int | None = None,
+                   warp_lists: int = WARP_LISTS):
     """The ECL-CC kernels on a CSR graph already on the device; labels (int64 device
     array).  m: the directed edge count (off[n]; read from the device when not given)."""
     if m is None:
         m = int(off.to_host()[n])
     parent = device.empty(n, np.int32)
-    wl = device.empty(n, np.int32)
+    lists = max(1, min(int(warp_lists), -(-n // 32)))
+    region = -(-(-(-n // 32)) // lists) * 32       # the most vertices one part can get
+    wl = device.empty(max(1, lists * region), np.int32)
     cap = hub_capacity(n, m, block_degree, hub_chunk)
     hub_v = device.empty(cap, np.int32)
     hub_beg = device.empty(cap, np.int32)
-    top = device.zeros(2, np.int32)
+    top = device.zeros(32 * lists, np.int32)
     labels = device.empty(n, np.int64)
     launch(uf_init, off, adj, parent, n, warp_degree)
     launch(uf_compute1, off, adj, parent, wl, top, hub_v, hub_beg, n, warp_degree, block_degree,
-           hub_chunk)
-    launch(uf_compute2, off, adj, parent, wl, top)
+           hub_chunk, lists, region)
+    launch(uf_compute2, off, adj, parent, wl, top, lists, region)
     launch(uf_compute3, off, adj, parent, hub_v, hub_beg, top, hub_chunk)
     launch(uf_flatten, parent, labels, n)
     return labels
@@ -386,7 +395,7 @@ def vertex_geometry(n: int):
 
 def union_find(n, edges, device, threads=None, seed=0, launch_options=None,
                warp_degree: int = WARP_DEGREE, block_degree: int = BLOCK_DEGREE,
-               hub_chunk: int = HUB_CHUNK):
+               hub_chunk: int = HUB_CHUNK, warp_lists: int = WARP_LISTS):
     """label(..., method="union-find"): (labels int64 device array, launches, p of the
     union-find kernels, m_directed).  threads (None: default_geometry for the CSR build,
     vertex_geometry for the union-find kernels) and launch_options as for Shiloach-Vishkin (every launch gets its own seed
@@ -400,6 +409,9 @@ def union_find(n, edges, device, threads=None, seed=0, launch_options=None,
             or not 0 <= int(hub_chunk) <= 2**31 - 1:
         raise ValueError(f"hub_chunk must be an int in [0, 2^31 - 1] (0: a block per whole "
                          f"hub), got {hub_chunk!r}")
+    if isinstance(warp_lists, bool) or not isinstance(warp_lists, (int, np.integer)) \
+            or not 1 <= int(warp_lists) <= 1024:
+        raise ValueError(f"warp_lists must be an int in [1, 1024], got {warp_lists!r}")
     arr = edge_input(n, edges, device)
     n = int(n)
     if n == 0:
@@ -432,5 +444,5 @@ def union_find(n, edges, device, threads=None, seed=0, launch_options=None,
     else:
         off, adj, m = device.zeros(n + 1, np.int32), device.zeros(1, np.int32), 0
     labels = union_find_csr(n, off, adj, device, uf_grid, block, uf_launch, int(warp_degree),
-                            int(block_degree), int(hub_chunk), m)
+                            int(block_degree), int(hub_chunk), m, int(warp_lists))
     return labels, launches, uf_grid * block, m
