@@ -48,6 +48,17 @@ def reference(n, edges):
     return first[comp]
 
 
+def variant_options(var):
+    """union_find_csr's keyword arguments for a variant: "default" (none), "CHUNK"
+    (hub_chunk) or "CHUNK/LISTS" (and warp_lists)."""
+    if var == "default":
+        return {}
+    parts = var.split("/")
+    if len(parts) > 2 or not all(p.isdigit() for p in parts):
+        raise SystemExit(f"variant {var!r}: give default, CHUNK or CHUNK/LISTS (integers)")
+    return dict(zip(("hub_chunk", "warp_lists"), map(int, parts)))
+
+
 def cached(folder, key, make):
     """(n, edges) of make(), kept in folder (None: not kept) so that a second process
     (another tree's baseline) reads the same graph instead of generating it again."""
@@ -79,10 +90,7 @@ def time_graph(dev, name, n, edges, variants, repeats, sim):
     for _ in range(repeats):
         for var in variants:
             reports = []
-            kw = {}
-            if var != "default":                   # "chunk" or "chunk/lists"
-                chunk, _, lists = var.partition("/")
-                kw = dict(hub_chunk=int(chunk), **(dict(warp_lists=int(lists)) if lists else {}))
+            kw = variant_options(var)
             missing = set(kw) - set(params)
             if missing:
                 raise SystemExit(f"variant {var}: this tree's union_find_csr has no "
@@ -111,6 +119,8 @@ def main():
     p.add_argument("--sim", action="store_true")
     p.add_argument("--out")
     args = p.parse_args()
+    for var in args.variants:                   # refused before any work
+        variant_options(var)
     dev = simgpu.get_device("sim:h100" if args.sim else "cuda")
     cp = None
     if not args.sim:

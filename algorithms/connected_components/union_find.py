@@ -27,10 +27,13 @@ other methods give):
                u < v (each edge is processed once, from its larger end): hook the
                two representatives, the larger onto the smaller, by atomic_cas
                (a failed CAS returns the winner's value: the loop climbs from it);
-               vertices of larger degree go to a worklist: those up to
-               block_degree at its front, the others at its back
-  uf_compute2  a warp per front vertex: the lanes split its neighbours
-  uf_compute3  a block per back vertex: the block's threads split its neighbours
+               vertices of larger degree go to worklists: those up to
+               block_degree to the warp list, the others (hubs) to the hub list
+               in chunks of hub_chunk neighbours
+  uf_compute2  a warp per warp list vertex: the lanes split its neighbours
+  uf_compute3  a block per hub list chunk: the block's threads split its
+               neighbours (ECL-CC: a block per whole vertex, hub_chunk=0 here;
+               Kronecker graphs' largest hubs made that kernel's tail)
   uf_flatten   labels[v] = the root of v's tree (int64)
 
 ``representative`` is ECL-CC's intermediate pointer jumping: while following the
@@ -44,7 +47,10 @@ component; a jump: the grandparent).  A hook of the representatives a > b
 succeeds only while a is a root, so no cycle can form (every pointer goes to a
 smaller id).  When every edge (v, u) has been processed, some CAS made
 rep(v) == rep(u) or found them equal; roots never come back, so at the end
-every component is one tree.  The simulator checks this with random
+every component is one tree.  (A hook that finds parent[u] == vstat stops there:
+u is then in v's tree, which is what rep(v) == rep(u) proves.  Chunks of one hub
+run in several blocks at once, each from v's representative: the same hooks a
+block's threads race on for a whole vertex.)  The simulator checks this with random
 interleavings and store winners (tests/algorithms/test_union_find.py).
 """
 from __future__ import annotations
@@ -61,11 +67,17 @@ from .kernels import SCAN_BLOCK, block_inclusive_scan
 WARP_DEGREE = 16      # above: a warp per vertex (half a warp of neighbours is still one
                       # thread's work; ASSUMED, as in the published design's spirit)
 BLOCK_DEGREE = 352    # above: a block per vertex (11 warps' worth of neighbours)
-WARP_LISTS = 32       # the warp list in parts, each with its own counter (see uf_compute1)
 HUB_CHUNK = 2048      # a block takes at most this many neighbours of one vertex (8 strides
                       # of a 256-thread block): on Kronecker 21/16 one hub has 209,613
                       # neighbours, ~600 dependent hooks per thread for a single block,
-                      # the kernel's tail; 0: a block per whole vertex (ECL-CC's split)
+                      # the kernel's tail; 0: a block per whole vertex (ECL-CC's split).
+                      # H100, 2026-11-26 (docs/results/gpu-end-to-end-h100.md): uf_compute3
+                      # 0.72 ms at 0, 0.21 ms at 1024 to 4096, 0.24 at 8192
+WARP_LISTS = 1        # the warp list in parts, each with its own counter (uf_compute1).
+                      # Same run, Kronecker 21/16: 32 parts cut uf_compute1 from 0.330 to
+                      # 0.190 ms (its ~340k pushes no longer on one atomic) but uf_compute2,
+                      # each warp reading 32 counters, went from 0.175 to 0.297 ms (and
+                      # 0.016 to 0.107 on the uniform graph): no gain, so one part
 
 
 # --- CSR on the device ----------------------------------------------------------

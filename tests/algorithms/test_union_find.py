@@ -192,6 +192,26 @@ def test_degree_arguments():
             uf.union_find(3, [(0, 1)], simgpu.get_device("sim:gtx260"), warp_lists=bad)
 
 
+def test_benchmark_script_runs_on_the_simulator():
+    """benchmarks/gpu_union_find.py --sim at tiny sizes: every variant's labels are
+    checked against scipy inside the script; a bad variant is refused by name."""
+    import pathlib
+    import subprocess
+    import sys
+    root = pathlib.Path(__file__).resolve().parents[2]
+    cmd = [sys.executable, str(root / "benchmarks" / "gpu_union_find.py"), "--sim", "--graph",
+           "7", "8", "--kron", "6", "4", "--repeats", "1"]
+    out = subprocess.run(cmd + ["--variants", "default", "0/1", "3/2"], capture_output=True,
+                         text=True, cwd=root, timeout=120)
+    assert out.returncode == 0, out.stderr
+    rows = [ln for ln in out.stdout.splitlines() if ln.startswith("| Kronecker 6/4 |")]
+    assert [r.split(" | ")[1] for r in rows] == ["default", "0/1", "3/2"]
+    bad = subprocess.run(cmd + ["--variants", "8/2/1"], capture_output=True, text=True,
+                         cwd=root, timeout=120)
+    assert bad.returncode != 0 and "give default, CHUNK or CHUNK/LISTS" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
 # --- on a real GPU (skipped where there is none) --------------------------------
 
 @pytest.mark.gpu
