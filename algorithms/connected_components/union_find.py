@@ -411,7 +411,10 @@ def union_find(n, edges, device, threads=None, seed=0, launch_options=None,
     """label(..., method="union-find"): (labels int64 device array, launches, p of the
     union-find kernels, m_directed).  threads (None: default_geometry for the CSR build,
     vertex_geometry for the union-find kernels) and launch_options as for Shiloach-Vishkin (every launch gets its own seed
-    under schedule="random", derived from the base seed and its position)."""
+    under schedule="random", derived from the base seed and its position).
+    warp_degree / block_degree: the degree thresholds of the thread / warp / block
+    kernels; hub_chunk: the most neighbours of one hub a block takes (0: all);
+    warp_lists: the warp list's parts (see the constants above)."""
     from .shiloach_vishkin import edge_input, geometry, host_edges
     from .sequential import validate_edges
     if isinstance(warp_degree, bool) or int(warp_degree) < 0 or int(block_degree) < int(warp_degree):
