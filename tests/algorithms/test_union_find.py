@@ -45,14 +45,45 @@ def test_families_lockstep_match_scipy(k):
 @pytest.mark.parametrize("seed", range(6))
 def test_random_schedules_every_path(seed):
     """warp_degree=2, block_degree=6: vertices of every kind (thread, warp, block),
-    racing hooks and jumps under random interleavings and store winners."""
+    racing hooks and jumps under random interleavings and store winners; the warp
+    list in 1 to 6 parts (160 vertices: at most 5 of 32)."""
     n, edges = gen.uniform_random_graph(160, 500, seed=seed)
     deg = np.bincount(edges[edges[:, 0] != edges[:, 1]].ravel(), minlength=n)
     assert (deg <= 2).any() and ((deg > 2) & (deg <= 6)).any() and (deg > 6).any()
     labels, launches = run(n, edges, threads=128, warp_degree=2, block_degree=6,
-                           launch_options=dict(RANDOM_WARPS, seed=seed))
+                           warp_lists=1 + seed, launch_options=dict(RANDOM_WARPS, seed=seed))
     assert np.array_equal(labels, reference(n, edges))
     assert all(r.schedule == "random" for r in launches)
+
+
+def test_warp_list_parts_hold_every_warp_vertex():
+    """Each vertex of degree in (warp_degree, block_degree] is in exactly one part,
+    the part (v // 32) % lists, counted by top[32 * part]."""
+    n, edges = gen.uniform_random_graph(300, 900, seed=3)
+    dev = simgpu.get_device("sim:gtx260")
+    grid, block = geometry(128, n)
+    off, adj, m = uf.build_csr(n, edge_input(n, edges, dev), dev, grid, block,
+                               lambda k, *a: dev.launch(k, grid, block, *a))
+    o = off.to_host()
+    deg = np.diff(o)
+    want = np.flatnonzero((deg > 2) & (deg <= 9))
+    for lists in (1, 3, 10):
+        region = -(-(-(-n // 32)) // lists) * 32
+        parent, wl = dev.empty(n, np.int32), dev.empty(lists * region, np.int32)
+        top = dev.zeros(32 * lists, np.int32)
+        cap = uf.hub_capacity(n, m, 9, 0)
+        hub_v, hub_beg = dev.empty(cap, np.int32), dev.empty(cap, np.int32)
+        dev.launch(uf.uf_init, grid, block, off, adj, parent, n, 2)
+        dev.launch(uf.uf_compute1, grid, block, off, adj, parent, wl, top, hub_v, hub_beg, n, 2,
+                   9, 0, lists, region)
+        t, w = top.to_host(), wl.to_host()
+        got = []
+        for k in range(lists):
+            part = w[k * region:k * region + t[32 * k]]
+            assert ((part // 32) % lists == k).all()
+            got += part.tolist()
+        assert sorted(got) == want.tolist()
+        assert t[1] == (deg > 9).sum()
 
 
 def test_star_centre_goes_to_a_block_and_leaves_to_threads():
@@ -70,18 +101,54 @@ def test_star_centre_goes_to_a_block_and_leaves_to_threads():
     for v in range(n):                           # the CSR holds every neighbour once
         want = sorted(np.delete(np.arange(n), 7)) if v == 7 else [7]
         assert sorted(a[o[v]:o[v + 1]]) == want
-    parent, wl, top = dev.empty(n, np.int32), dev.empty(n, np.int32), dev.zeros(2, np.int32)
-    dev.launch(uf.uf_init, grid, block, off, adj, parent, n, 4)
-    dev.launch(uf.uf_compute1, grid, block, off, adj, parent, wl, top, n, 4, 16)
-    assert top.to_host().tolist() == [0, 1] and wl.to_host()[n - 1] == 7
+    for chunk, want_beg in ((0, [0]), (16, [0, 16, 32]), (39, [0]), (38, [0, 38])):
+        parent, wl, top = dev.empty(n, np.int32), dev.empty(n, np.int32), dev.zeros(32, np.int32)
+        cap = uf.hub_capacity(n, m, 16, chunk)
+        hub_v, hub_beg = dev.empty(cap, np.int32), dev.empty(cap, np.int32)
+        dev.launch(uf.uf_init, grid, block, off, adj, parent, n, 4)
+        dev.launch(uf.uf_compute1, grid, block, off, adj, parent, wl, top, hub_v, hub_beg, n, 4,
+                   16, chunk, 1, n)
+        k = len(want_beg)        # the centre's 39 neighbours in chunks of `chunk` (0: one)
+        assert top.to_host().tolist() == [0, k] + [0] * 30 and k <= cap
+        assert hub_v.to_host()[:k].tolist() == [7] * k
+        assert hub_beg.to_host()[:k].tolist() == [o[7] + b for b in want_beg]
+
+
+def test_hub_capacity_bounds_the_chunks():
+    """Every vertex of degree > block_degree needs ceil(deg / chunk) entries (one for
+    chunk 0); hub_capacity must hold them all, on graphs with skewed degrees."""
+    for seed in range(5):
+        n, edges = gen.rmat_graph(9, 8, seed=seed)
+        e = edges[edges[:, 0] != edges[:, 1]]
+        deg = np.bincount(e.ravel(), minlength=n)
+        for block_degree in (0, 3, 40):
+            for chunk in (0, 1, 7, 64):
+                hubs = deg[deg > block_degree]
+                need = len(hubs) if chunk == 0 else int((-(-hubs // chunk)).sum())
+                assert need <= uf.hub_capacity(n, 2 * len(e), block_degree, chunk)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_hubs_in_chunks_random_schedules(seed):
+    """Skewed degrees (R-MAT) with the hubs cut into chunks of 3 to 9 neighbours: several
+    blocks hook from one vertex at once, under random interleavings and store winners."""
+    n, edges = gen.rmat_graph(8, 4, seed=seed)
+    chunk = 3 + 2 * seed
+    labels, launches = run(n, edges, threads=128, warp_degree=2, block_degree=6,
+                           hub_chunk=chunk, launch_options=dict(RANDOM_WARPS, seed=seed))
+    assert np.array_equal(labels, reference(n, edges))
+    deg = np.bincount(edges[edges[:, 0] != edges[:, 1]].ravel(), minlength=n)
+    assert (deg > 2 * chunk).any()                 # some vertex really is split
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(graph=gst.graphs(max_n=48), seed=st.integers(0, 2**31 - 1),
-       degrees=st.sampled_from([(1, 3), (16, 352), (0, 0)]))
-def test_hypothesis_graphs_random_schedules(graph, seed, degrees):
+       degrees=st.sampled_from([(1, 3), (16, 352), (0, 0)]),
+       hub_chunk=st.sampled_from([0, 1, 2, 5]), warp_lists=st.sampled_from([1, 2, 32]))
+def test_hypothesis_graphs_random_schedules(graph, seed, degrees, hub_chunk, warp_lists):
     n, edges = graph
     labels, _ = run(n, edges, threads=64, warp_degree=degrees[0], block_degree=degrees[1],
+                    hub_chunk=hub_chunk, warp_lists=warp_lists,
                     launch_options=dict(RANDOM_WARPS, seed=seed))
     assert np.array_equal(labels, reference(n, edges))
 
@@ -117,15 +184,43 @@ def test_bad_device_edges(method):
 def test_degree_arguments():
     with pytest.raises(ValueError, match="warp_degree <= block_degree"):
         uf.union_find(3, [(0, 1)], simgpu.get_device("sim:gtx260"), warp_degree=5, block_degree=2)
+    for bad in (-1, 2**31, 2.0, True, "8"):
+        with pytest.raises(ValueError, match="hub_chunk must be an int"):
+            uf.union_find(3, [(0, 1)], simgpu.get_device("sim:gtx260"), hub_chunk=bad)
+    for bad in (0, 1025, 2.0, False):
+        with pytest.raises(ValueError, match="warp_lists must be an int"):
+            uf.union_find(3, [(0, 1)], simgpu.get_device("sim:gtx260"), warp_lists=bad)
+
+
+def test_benchmark_script_runs_on_the_simulator():
+    """benchmarks/gpu_union_find.py --sim at tiny sizes: every variant's labels are
+    checked against scipy inside the script; a bad variant is refused by name."""
+    import pathlib
+    import subprocess
+    import sys
+    root = pathlib.Path(__file__).resolve().parents[2]
+    cmd = [sys.executable, str(root / "benchmarks" / "gpu_union_find.py"), "--sim", "--graph",
+           "7", "8", "--kron", "6", "4", "--repeats", "1"]
+    out = subprocess.run(cmd + ["--variants", "default", "0/1", "3/2"], capture_output=True,
+                         text=True, cwd=root, timeout=120)
+    assert out.returncode == 0, out.stderr
+    rows = [ln for ln in out.stdout.splitlines() if ln.startswith("| Kronecker 6/4 |")]
+    assert [r.split(" | ")[1] for r in rows] == ["default", "0/1", "3/2"]
+    bad = subprocess.run(cmd + ["--variants", "8/2/1"], capture_output=True, text=True,
+                         cwd=root, timeout=120)
+    assert bad.returncode != 0 and "give default, CHUNK or CHUNK/LISTS" in bad.stderr
+    assert "Traceback" not in bad.stderr
 
 
 # --- on a real GPU (skipped where there is none) --------------------------------
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("degrees", [(16, 352), (1, 4)])
+@pytest.mark.parametrize("degrees", [(16, 352, uf.HUB_CHUNK), (1, 4, 0), (1, 4, 3)])
 def test_union_find_on_the_gpu(gpu, degrees):
-    for n, edges in list(families(1)) + [gen.uniform_random_graph(20000, 60000, seed=2)]:
-        labels, _ = run(n, edges, device=gpu, warp_degree=degrees[0], block_degree=degrees[1])
+    for n, edges in list(families(1)) + [gen.uniform_random_graph(20000, 60000, seed=2),
+                                         gen.rmat_graph(14, 16, seed=2)]:
+        labels, _ = run(n, edges, device=gpu, warp_degree=degrees[0], block_degree=degrees[1],
+                        hub_chunk=degrees[2])
         assert np.array_equal(labels, reference(n, edges))
 
 
