@@ -246,6 +246,12 @@ class CudaDevice(Device):
         cp = self.cp
         with cp.cuda.Device(self.index):
             gate = self._timing_gate()
+            if gate is not None and not cp.cuda.get_current_stream().done:
+                # Work is still queued ahead: the GPU reaches ``start`` only when that is
+                # done, by when the kernel is normally queued behind it, so plain events
+                # time the kernel's own run; a gate here would only put a launch and a
+                # wait between an algorithm's back-to-back kernels.
+                gate = None
             start, end = cp.cuda.Event(), cp.cuda.Event()
             if gate is not None:
                 gate.hold()
@@ -261,7 +267,9 @@ class CudaDevice(Device):
         report = LaunchReport(kernel=fn.name, device=self.name, grid=grid, block=block,
                               engine="cuda", time_ms=None, counted=False,
                               launch_overhead_ms=overhead_ms)
-        report.extra["kernel_timing"] = "gated" if gate is not None else self.kernel_timing
+        report.extra["kernel_timing"] = ("gated" if gate is not None else
+                                         "events (stream busy)" if self._gate is not None
+                                         and self.kernel_timing == "gated" else self.kernel_timing)
         self._pending.append((report, start, end))
         if sync:
             self._settle()

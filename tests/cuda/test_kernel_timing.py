@@ -39,7 +39,11 @@ def test_many_asynchronous_gated_launches_keep_their_order(gpu):
     ones = gpu.to_device(np.ones(256, np.int64))
     reps = [gpu.launch(K.sum_atomic, 1, 256, ones, total, 256) for _ in range(200)]
     assert total.to_host()[0] == 200 * 256
-    assert all(r.time_ms > 0 and r.extra["kernel_timing"] == "gated" for r in reps)
+    # the first launch finds the stream idle and is gated; a launch queued behind
+    # unfinished work is timed by plain events, which the GPU reaches only after it
+    assert reps[0].extra["kernel_timing"] == "gated"
+    assert all(r.time_ms > 0 and r.extra["kernel_timing"] in ("gated", "events (stream busy)")
+               for r in reps)
 
 
 @pytest.mark.gpu
