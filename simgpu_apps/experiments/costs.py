@@ -3,7 +3,8 @@
 Each point's host seconds are ``a + b * size`` (Wylie: ``b * n * log2 n``), with
 ``b`` per node (or per edge) of the point's kind, measured on this project's
 development machine (a shared 2-core Xeon VM at 2.5 GHz, process CPU time of one
-point at two sizes, sim:gtx260, timed-block engine; 2026-11-25; rerun with
+point at two sizes, sim:gtx260, timed-block engine; 2026-11-26, main at 6bbe709,
+the larger size's figure; rerun with
 ``python3 benchmarks/paper_point_costs.py``).  On a real GPU the host's work
 dominates (building the input, checking the result, the CPU baselines), so its
 points use the host-side coefficients (HOST_*) plus the repeats of the GPU time.
@@ -23,9 +24,9 @@ from __future__ import annotations
 import math
 
 # seconds per node (lists) or per input edge (graphs), simulated on sim:gtx260
-SIM_PER_NODE = {"rs64": 2.2e-5, "rs48": 2.4e-5, "even48": 1.3e-5}
-SIM_WYLIE_PER_NODE_ROUND = 4.6e-6      # Wylie: per node and per round (log2 n rounds)
-SIM_PER_EDGE = {"lists": 3.4e-4, "trees": 2.4e-4, "random": 1.6e-4, "lockstep": 1e-5}
+SIM_PER_NODE = {"rs64": 2.8e-5, "rs48": 3.9e-5, "even48": 2.6e-5}
+SIM_WYLIE_PER_NODE_ROUND = 6.5e-6      # Wylie: per node and per round (log2 n rounds)
+SIM_PER_EDGE = {"lists": 3.8e-4, "trees": 2.7e-4, "random": 1.8e-4, "lockstep": 1e-5}
 # host work per point on any device (seconds per node / edge): input, result check
 HOST_PER_NODE = 2.0e-7                 # random_list 1.7e-7 + the O(n) rank check
 HOST_PER_EDGE = 5.0e-7                 # graph 2.5e-7 + host labels 2.4e-7
@@ -39,7 +40,7 @@ GPU_PER_EDGE = 5e-9
 FIXED = 0.05
 MEM_BASE = 120e6                       # bytes: the interpreter, numpy, simgpu, a small point
 MEM_PER_NODE = 46.0                    # bytes per node / edge of the simulated point
-MEASURED = "sim:gtx260, timed-block, 2-core Xeon VM at 2.5 GHz, 2026-11-25"
+MEASURED = "sim:gtx260, timed-block (source, no compiled build), 2-core Xeon VM at 2.5 GHz, 2026-11-26"
 
 
 def lr_cost(variant: str, n: int, real: bool, repeats: int = 1, first: bool = True) -> float:
