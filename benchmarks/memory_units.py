@@ -23,70 +23,9 @@ import datetime
 import numpy as np
 
 import simgpu
-from simgpu.lang import Array, atomic_add, blockDim, blockIdx, gridDim, i32, kernel, threadIdx
 from simgpu.sim.device import SimDevice
-
-
-@kernel
-def loads_1(a: Array[i32], b: Array[i32], c: Array[i32], d: Array[i32], out: Array[i32], m: i32):
-    s = 0
-    for j in range(m):
-        i = j * 4096
-        s += a[i]
-    out[0] = s
-
-
-@kernel
-def loads_2(a: Array[i32], b: Array[i32], c: Array[i32], d: Array[i32], out: Array[i32], m: i32):
-    s = 0
-    for j in range(m):
-        i = j * 4096
-        s += a[i] + b[i]
-    out[0] = s
-
-
-@kernel
-def loads_3(a: Array[i32], b: Array[i32], c: Array[i32], d: Array[i32], out: Array[i32], m: i32):
-    s = 0
-    for j in range(m):
-        i = j * 4096
-        s += a[i] + b[i] + c[i]
-    out[0] = s
-
-
-@kernel
-def loads_4(a: Array[i32], b: Array[i32], c: Array[i32], d: Array[i32], out: Array[i32], m: i32):
-    s = 0
-    for j in range(m):
-        i = j * 4096
-        s += a[i] + b[i] + c[i] + d[i]
-    out[0] = s
-
-
-@kernel
-def count_many(c: Array[i32], spread: i32, reps: i32):
-    t = blockIdx.x * blockDim.x + threadIdx.x
-    n = gridDim.x * blockDim.x
-    for j in range(reps):
-        atomic_add(c, (j * n + t) * spread, 1)
-
-
-@kernel
-def lanes_add(c: Array[i32], out: Array[i32], n: i32):
-    t = threadIdx.x
-    if t < n:
-        out[t] = atomic_add(c, 0, 1)
-
-
-@kernel
-def read_chunks(src: Array[i32], out: Array[i32], chunks: i32, step: i32):
-    t = blockIdx.x * blockDim.x + threadIdx.x
-    w = t // 32
-    lane = t % 32
-    s = 0
-    for k in range(w, chunks, gridDim.x * blockDim.x // 32):
-        s += src[(k * step) * 64 + lane]
-    out[t] = s
+from simgpu_apps.mechanism_kernels import (count_many, lanes_add, mlp_loads_1 as loads_1,
+    mlp_loads_2 as loads_2, mlp_loads_3 as loads_3, mlp_loads_4 as loads_4, read_chunks)
 
 
 def mlp(device: str, iters: int = 32) -> list:

@@ -24,67 +24,12 @@ import time
 import numpy as np
 
 import simgpu
-from simgpu.lang import Array, i32, kernel, syncthreads
+from simgpu_apps.mechanism_kernels import (sb_chain_2 as chain_2, sb_loads_1 as loads_1,
+    sb_loads_2 as loads_2, sb_loads_4 as loads_4, sb_stores_only as stores_only,
+    sb_stores_sync as stores_sync, sb_unused_load as unused_load)
 
 ITERS = 64
 STRIDE = 4096                   # ints between iterations: every load its own segment
-
-
-@kernel
-def loads_1(a: Array[i32], out: Array[i32], m: i32):
-    s = 0
-    for j in range(m):
-        i = j * 4096
-        s += a[i]
-    out[0] = s
-
-
-@kernel
-def loads_2(a: Array[i32], b: Array[i32], out: Array[i32], m: i32):
-    s = 0
-    for j in range(m):
-        i = j * 4096
-        s += a[i] + b[i]
-    out[0] = s
-
-
-@kernel
-def loads_4(a: Array[i32], b: Array[i32], c: Array[i32], d: Array[i32], out: Array[i32], m: i32):
-    s = 0
-    for j in range(m):
-        i = j * 4096
-        s += a[i] + b[i] + c[i] + d[i]
-    out[0] = s
-
-
-@kernel
-def chain_2(a: Array[i32], b: Array[i32], out: Array[i32], m: i32):
-    s = 0
-    for j in range(m):
-        i = j * 4096
-        s += a[b[i]]
-    out[0] = s
-
-
-@kernel
-def unused_load(a: Array[i32], out: Array[i32], m: i32):
-    for j in range(m):
-        i = j * 4096
-        x = a[i]
-    out[0] = m
-
-
-@kernel
-def stores_only(out: Array[i32], m: i32):
-    for j in range(m):
-        out[j * 4096] = j
-
-
-@kernel
-def stores_sync(out: Array[i32], m: i32):
-    for j in range(m):
-        out[j * 4096] = j
-        syncthreads()
 
 
 def mlp_table(device: str) -> list:

@@ -12,45 +12,11 @@ from simgpu.lang import Array, i32, kernel, threadIdx
 from simgpu.mem.mshr import Mshr
 from simgpu.sim.device import SimDevice
 from simgpu.sim.sm import SM
+from simgpu_apps.mechanism_kernels import (mlp_loads_1 as loads_1, mlp_loads_2 as loads_2,
+    mlp_loads_3 as loads_3, mlp_loads_4 as loads_4)
 
 STRIDE = 4096                   # ints between a thread's loads: each its own segment
 ITERS = 16
-
-
-@kernel
-def loads_1(a: Array[i32], b: Array[i32], c: Array[i32], d: Array[i32], out: Array[i32], m: i32):
-    s = 0
-    for j in range(m):
-        i = j * 4096
-        s += a[i]
-    out[0] = s
-
-
-@kernel
-def loads_2(a: Array[i32], b: Array[i32], c: Array[i32], d: Array[i32], out: Array[i32], m: i32):
-    s = 0
-    for j in range(m):
-        i = j * 4096
-        s += a[i] + b[i]
-    out[0] = s
-
-
-@kernel
-def loads_3(a: Array[i32], b: Array[i32], c: Array[i32], d: Array[i32], out: Array[i32], m: i32):
-    s = 0
-    for j in range(m):
-        i = j * 4096
-        s += a[i] + b[i] + c[i]
-    out[0] = s
-
-
-@kernel
-def loads_4(a: Array[i32], b: Array[i32], c: Array[i32], d: Array[i32], out: Array[i32], m: i32):
-    s = 0
-    for j in range(m):
-        i = j * 4096
-        s += a[i] + b[i] + c[i] + d[i]
-    out[0] = s
 
 
 LOADS = {1: loads_1, 2: loads_2, 3: loads_3, 4: loads_4}

@@ -10,12 +10,16 @@ import numpy as np
 import pytest
 
 import simgpu
-from simgpu.lang import Array, atomic_add, i32, kernel, syncthreads, threadIdx
+from simgpu.lang import Array, i32, kernel, syncthreads, threadIdx
 from simgpu.mem.access import MemoryAccess
 from simgpu.sim.interpreter import ArrayBinding, Counters, Executor
 from simgpu.sim.lanes import Geometry, LaneGroup
 from simgpu.sim.schedule import Schedule
 from simgpu.sim.scoreboard import Fence, Stall
+from simgpu_apps.mechanism_kernels import (sb_atomics_unused as atomics_unused,
+    sb_atomics_used as atomics_used, sb_chain_2 as chain_2, sb_index_only as index_only,
+    sb_loads_1 as loads_1, sb_loads_2 as loads_2, sb_loads_4 as loads_4, sb_no_load as no_load,
+    sb_stores_only as stores_only, sb_stores_sync as stores_sync, sb_unused_load as unused_load)
 
 ITERS = 16
 STRIDE = 4096                   # ints between iterations: each load its own segment
@@ -143,90 +147,6 @@ def test_without_ready_times_nothing_is_pending(lockstep):
 
 
 # --- times on the simulated GPUs --------------------------------------------------
-
-@kernel
-def loads_1(a: Array[i32], out: Array[i32], m: i32):
-    s = 0
-    for j in range(m):
-        i = j * 4096
-        s += a[i]
-    out[0] = s
-
-
-@kernel
-def loads_2(a: Array[i32], b: Array[i32], out: Array[i32], m: i32):
-    s = 0
-    for j in range(m):
-        i = j * 4096
-        s += a[i] + b[i]
-    out[0] = s
-
-
-@kernel
-def loads_4(a: Array[i32], b: Array[i32], c: Array[i32], d: Array[i32], out: Array[i32], m: i32):
-    s = 0
-    for j in range(m):
-        i = j * 4096
-        s += a[i] + b[i] + c[i] + d[i]
-    out[0] = s
-
-
-@kernel
-def chain_2(a: Array[i32], b: Array[i32], out: Array[i32], m: i32):
-    s = 0
-    for j in range(m):
-        i = j * 4096
-        s += a[b[i]]
-    out[0] = s
-
-
-@kernel
-def no_load(a: Array[i32], out: Array[i32], m: i32):
-    for j in range(m):
-        i = j * 4096
-    out[0] = m
-
-
-@kernel
-def unused_load(a: Array[i32], out: Array[i32], m: i32):
-    for j in range(m):
-        i = j * 4096
-        x = a[i]
-    out[0] = m
-
-
-@kernel
-def stores_only(out: Array[i32], m: i32):
-    for j in range(m):
-        out[j * 4096] = j
-
-
-@kernel
-def index_only(out: Array[i32], m: i32):
-    for j in range(m):
-        i = j * 4096
-    out[0] = m
-
-
-@kernel
-def stores_sync(out: Array[i32], m: i32):
-    for j in range(m):
-        out[j * 4096] = j
-        syncthreads()
-
-
-@kernel
-def atomics_unused(c: Array[i32], m: i32):
-    for j in range(m):
-        atomic_add(c, j * 4096, 1)
-
-
-@kernel
-def atomics_used(c: Array[i32], out: Array[i32], m: i32):
-    s = 0
-    for j in range(m):
-        s += atomic_add(c, j * 4096, 1)
-    out[0] = s
 
 
 def per_iteration(device, engine="timed", threads=1):
