@@ -387,3 +387,24 @@ def test_a_full_queue_holds_the_sms_next_memory_instruction(monkeypatch):
     assert accepted0 > t0                                # the queue was full
     assert t1 >= accepted0                               # the next one waited for it
     assert rep.extra["queue_full_stall_cycles"] > 0
+
+
+@pytest.mark.parametrize("device", ["sim:h100", "sim:gtx260"])
+def test_one_stream_of_fills_runs_at_the_partitions_peak(device):
+    """Sequential 64-B fills of one partition, one at a time at its peak rate: the
+    DRAM's timing rules let them through at (nearly) the peak (benchmarks/dram_streams.py)."""
+    from benchmarks.dram_streams import fraction
+    f, hits = fraction(simgpu.get_device(device).config, 1, 1024)
+    assert f > 0.95 and hits > 0.9
+
+
+@pytest.mark.xfail(strict=True, reason="issue 18: FR-FCFS is applied within one request only; "
+                   "requests are booked first come first served at arrival, so interleaved "
+                   "streams conflict in the banks (41% of peak at 8 streams on sim:h100)")
+def test_interleaved_streams_of_fills_keep_near_the_peak():
+    """A controller with FR-FCFS over its queue serves each open row's fills together: 8
+    SMs streaming their own regions through one partition stay near its peak. Strict
+    xfail: it reports the day the mechanism lands."""
+    from benchmarks.dram_streams import fraction
+    f, _ = fraction(simgpu.get_device("sim:h100").config, 8, 2048)
+    assert f > 0.8
