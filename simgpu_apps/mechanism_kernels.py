@@ -1,6 +1,7 @@
 """Kernels that exercise one timing mechanism each, shared by the benchmarks that print
 their tables (benchmarks/memory_units.py, benchmarks/scoreboard.py) and the tests that
-hold the mechanisms' properties (tests/sim/test_mshr_issue.py, tests/sim/test_scoreboard.py).
+hold the mechanisms' properties (tests/sim/test_mshr_issue.py, tests/sim/test_scoreboard.py,
+tests/sim/test_atomic_unit.py, tests/mem/test_interconnect.py).
 
 One thread (or a whole GPU for the atomics) walks ``m`` iterations of loads 4,096 ints
 apart, so that each load is a transaction of its own:
@@ -56,6 +57,7 @@ def mlp_loads_4(a: Array[i32], b: Array[i32], c: Array[i32], d: Array[i32], out:
 
 @kernel
 def count_many(c: Array[i32], spread: i32, reps: i32):
+    # spread = 0: every thread adds to c[0], reps times; 1: each add to its own word
     t = blockIdx.x * blockDim.x + threadIdx.x
     n = gridDim.x * blockDim.x
     for j in range(reps):
@@ -66,11 +68,13 @@ def count_many(c: Array[i32], spread: i32, reps: i32):
 def lanes_add(c: Array[i32], out: Array[i32], n: i32):
     t = threadIdx.x
     if t < n:
-        out[t] = atomic_add(c, 0, 1)
+        out[t] = atomic_add(c, 0, 1)          # n lanes of one warp, one address
 
 
 @kernel
 def read_chunks(src: Array[i32], out: Array[i32], chunks: i32, step: i32):
+    # each warp reads 256-B chunks (one partition's interleave); chunk k of the walk is
+    # chunk k * step: step = 7 (the partition count) keeps every read on one partition
     t = blockIdx.x * blockDim.x + threadIdx.x
     w = t // 32
     lane = t % 32
@@ -98,13 +102,7 @@ def sb_loads_2(a: Array[i32], b: Array[i32], out: Array[i32], m: i32):
     out[0] = s
 
 
-@kernel
-def sb_loads_4(a: Array[i32], b: Array[i32], c: Array[i32], d: Array[i32], out: Array[i32], m: i32):
-    s = 0
-    for j in range(m):
-        i = j * 4096
-        s += a[i] + b[i] + c[i] + d[i]
-    out[0] = s
+sb_loads_4 = mlp_loads_4                # the same four independent loads
 
 
 @kernel

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import simgpu
-from simgpu.lang import Array, blockDim, blockIdx, gridDim, i32, kernel, threadIdx
 from simgpu.mem.interconnect import WINDOW, Interconnect, Port
 from simgpu.sim.device import SimDevice
+from simgpu_apps.mechanism_kernels import read_chunks
 
 from ..sim import kernels as K
 
@@ -79,18 +79,6 @@ def test_without_a_flit_size_it_is_a_fixed_latency():
 
 
 # --- partition camping on sim:gtx260 ------------------------------------------------
-
-@kernel
-def read_chunks(src: Array[i32], out: Array[i32], chunks: i32, step: i32):
-    # each warp reads 256-B chunks (one partition's interleave); chunk k of the walk is
-    # chunk k * step: step = 7 (the partition count) keeps every read on one partition
-    t = blockIdx.x * blockDim.x + threadIdx.x
-    w = t // 32
-    lane = t % 32
-    s = 0
-    for k in range(w, chunks, gridDim.x * blockDim.x // 32):
-        s += src[(k * step) * 64 + lane]
-    out[t] = s
 
 
 def test_camping_on_one_partition_is_slower_than_spreading():

@@ -5,25 +5,9 @@ import numpy as np
 import pytest
 
 import simgpu
-from simgpu.lang import (Array, atomic_add, blockDim, blockIdx, gridDim, i32, kernel,
-                         shared_array, syncthreads, threadIdx)
+from simgpu.lang import Array, atomic_add, i32, kernel, shared_array, syncthreads, threadIdx
 from simgpu.mem.memory_system import MemorySystem
-
-
-@kernel
-def count_many(c: Array[i32], spread: i32, reps: i32):
-    # spread = 0: every thread adds to c[0], reps times; 1: each add to its own word
-    t = blockIdx.x * blockDim.x + threadIdx.x
-    n = gridDim.x * blockDim.x
-    for j in range(reps):
-        atomic_add(c, (j * n + t) * spread, 1)
-
-
-@kernel
-def lanes_add(c: Array[i32], out: Array[i32], n: i32):
-    t = threadIdx.x
-    if t < n:
-        out[t] = atomic_add(c, 0, 1)          # n lanes of one warp, one address
+from simgpu_apps.mechanism_kernels import count_many, lanes_add
 
 
 def rate(dev, spread, blocks, threads=256, reps=(2, 4)):
