@@ -38,6 +38,7 @@ import time
 
 import numpy as np
 
+from simgpu_apps.gpu_tools.inputs import random_list_gpu
 from simgpu_apps.table_out import emit
 
 
@@ -73,12 +74,7 @@ class Gpu:
         return self.event_ms(run)
 
     def random_list(self, n, seed):
-        cp = self.cp
-        order = cp.random.RandomState(seed).permutation(n).astype(cp.int32)
-        succ = cp.empty(n, cp.int32)
-        succ[order[:-1]] = order[1:]
-        succ[order[-1]] = order[-1]
-        return succ
+        return random_list_gpu(self.cp, n, seed)
 
     def reference_ranks(self, succ):
         cp = self.cp

@@ -22,16 +22,8 @@ import time
 import numpy as np
 
 from gpu_timing import algorithm_time, cuda_time
+from simgpu_apps.gpu_tools.inputs import random_list_gpu
 from simgpu_apps.table_out import emit
-
-
-def random_list_gpu(cp, n, seed):
-    """succ of one random list, built on the GPU (a host generator is too slow at 2^26)."""
-    order = cp.random.RandomState(seed).permutation(n).astype(cp.int32)
-    succ = cp.empty(n, cp.int32)
-    succ[order[:-1]] = order[1:]
-    succ[order[-1]] = order[-1]
-    return succ
 
 
 def pointer_jumping_cupy(cp, succ):

@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from simgpu_apps.gpu_tools.inputs import random_list_gpu
 from simgpu_apps.table_out import emit
 
 
@@ -95,10 +96,7 @@ def main():
               f"- cp.cuda.Event() + record: {host_us(lambda: cp.cuda.Event().record()):.1f}", ""]
     for log2n in args.log2n:
         n = 1 << log2n
-        order = cp.random.RandomState(log2n).permutation(n).astype(cp.int32)
-        succ = cp.empty(n, cp.int32)
-        succ[order[:-1]] = order[1:]
-        succ[order[-1]] = order[-1]
+        succ = random_list_gpu(cp, n, log2n)
         for validate in (False, True):
             call = lambda: LR.rank(succ, device=dev, validate=validate)   # noqa: E731
             for _ in range(3):
@@ -128,10 +126,7 @@ def main():
     from algorithms.list_ranking import random_splitter
     for log2n in args.rs4_sweep:
         n = 1 << log2n
-        order = cp.random.RandomState(log2n).permutation(n).astype(cp.int32)
-        succ = cp.empty(n, cp.int32)
-        succ[order[:-1]] = order[1:]
-        succ[order[-1]] = order[-1]
+        succ = random_list_gpu(cp, n, log2n)
         lines += [f"## RS4 at 2^{log2n}: in place (factor 8) vs wylie_jump rounds (factor 0)", ""]
         for factor in (0, 8, 0, 8):
             random_splitter.IN_PLACE_RESIDENT_FACTOR = factor

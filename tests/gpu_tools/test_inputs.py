@@ -1,0 +1,20 @@
+"""The GPU benchmarks' device-built inputs, checked with numpy standing in for CuPy (the
+same RandomState, empty and int32)."""
+import numpy as np
+
+from algorithms.list_ranking.sequential import rank_sequential
+from simgpu_apps.gpu_tools.inputs import random_list_gpu
+
+
+def test_random_list_gpu_is_one_list_through_every_node():
+    n = 1000
+    succ = random_list_gpu(np, n, 7)
+    assert succ.dtype == np.int32 and succ.shape == (n,)
+    tails = np.flatnonzero(succ == np.arange(n))
+    assert len(tails) == 1
+    heads = np.setdiff1d(np.arange(n), succ[succ != np.arange(n)])
+    assert len(heads) == 1
+    ranks = rank_sequential(succ)
+    assert sorted(ranks.tolist()) == list(range(n))        # every node once: no cycle
+    assert np.array_equal(succ, random_list_gpu(np, n, 7))  # the same seed, the same list
+    assert not np.array_equal(succ, random_list_gpu(np, n, 8))
