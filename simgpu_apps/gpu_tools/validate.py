@@ -28,6 +28,7 @@ import pathlib
 import platform
 import shutil
 import subprocess
+from collections import Counter
 
 import numpy as np
 
@@ -156,7 +157,7 @@ def compare(selected, sim, gpu, gpu_ncu, manifest) -> dict:
     (its launch counts can differ from the timing run's where rounds are
     schedule-dependent)."""
     table = {"outputs": [], "counts": [], "times": [], "unpaired": []}
-    ncu_runs, at, table["helpers"] = {}, 0, {}
+    ncu_runs, at, helpers = {}, 0, Counter()
     for name, seed, kernels in manifest:
         # ncu also sees the algorithms' helper launches (input checks, the validation
         # kernels: RankResult.helper_launches), which the cases do not report: skip
@@ -164,15 +165,15 @@ def compare(selected, sim, gpu, gpu_ncu, manifest) -> dict:
         rows = []
         for kernel in kernels:
             while at < len(gpu_ncu) and gpu_ncu[at].kernel != kernel:
-                table["helpers"][gpu_ncu[at].kernel] = table["helpers"].get(gpu_ncu[at].kernel, 0) + 1
+                helpers[gpu_ncu[at].kernel] += 1
                 at += 1
             if at == len(gpu_ncu):
                 raise RuntimeError(f"ncu's launches end before {name} seed {seed}'s {kernel}")
             rows.append(gpu_ncu[at])
             at += 1
         ncu_runs[(name, seed)] = rows
-    for lc in gpu_ncu[at:]:
-        table["helpers"][lc.kernel] = table["helpers"].get(lc.kernel, 0) + 1
+    helpers.update(lc.kernel for lc in gpu_ncu[at:])
+    table["helpers"] = dict(helpers)
     for case in selected:
         for (name, seed), (g_out, g_launches) in gpu.items():
             if name != case.name:

@@ -49,7 +49,16 @@ def main(argv=None) -> None:
     p.add_argument("old")
     p.add_argument("new")
     args = p.parse_args(argv)
-    old, new = (time_rows(pathlib.Path(f).read_text()) for f in (args.old, args.new))
+    pages = []
+    for f in (args.old, args.new):
+        if not pathlib.Path(f).is_file():
+            raise SystemExit(f"validate_diff: {f} is not a file: give two validation pages")
+        text = pathlib.Path(f).read_text()
+        if "\n## Times" not in text:
+            raise SystemExit(f"validate_diff: {f} has no '## Times' section: give two pages "
+                             "written by python -m simgpu_apps.gpu_tools.validate")
+        pages.append(time_rows(text))
+    old, new = pages
     common = [k for k in old if k in new and len(old[k]) == len(new[k])]
     print(f"on the launches both have ({len(common)} case/seed/kernel groups):")
     print(f"  {args.old}: {summary([r for k in common for r in old[k]])}")
