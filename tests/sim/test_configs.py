@@ -66,6 +66,20 @@ def test_gtx260_matches_the_paper():
     assert cfg.cache.present is False and cfg.cache.l2_bytes is None
 
 
+def test_gtx280_has_every_gt200_mechanism_of_the_gtx260():
+    """The same GT200 chip: the GTX 280 (the card of the published figures that
+    validation/gt200 holds) has the GTX 260's TLBs, miss entries and crossbar, and an
+    atomic unit at its own clocks -- not the model without them."""
+    a, b = load_config("gtx260"), load_config("gtx280")
+    assert b.tlb is not None and b.tlb == a.tlb
+    assert b.issue.max_outstanding_misses_per_sm == a.issue.max_outstanding_misses_per_sm
+    for key in ("interconnect_flit_bytes", "interconnect_header_bytes",
+                "interconnect_queue_packets", "interconnect_sms_per_port"):
+        assert getattr(b.memory, key) == getattr(a.memory, key), key
+    assert b.memory.interconnect_clock_mhz == 602          # its core (ROP) clock
+    assert b.atomics.unit_cycles_per_operation == pytest.approx(1296 / 602, abs=0.01)
+
+
 @pytest.mark.parametrize("name, bandwidth, l2", [("h100", 3352.3, 50 * 2**20), ("h200", 4814.3, 60 * 2**20)])
 def test_hopper_configs(name, bandwidth, l2):
     cfg = load_config(name)
