@@ -231,3 +231,28 @@ def test_kernel_counters_names_the_cases_it_knows():
     from calibration import kernel_counters as KC
     with pytest.raises(SystemExit, match="unknown case.*'no such case'.*copy_striding"):
         KC.selected("copy_striding, no such case")
+
+
+def test_atomic_sectors_rules_and_report_say_which_rule_every_launch_follows(tmp_path):
+    """The candidate rules on patterns whose answer is worked out by hand, and a run whose
+    GPU counts follow 'distinct sectors' everywhere: the report credits that rule with
+    every launch and no other rule with a launch where they differ."""
+    from calibration import atomic_sectors as AS
+    lane = list(range(32))
+    assert AS.distinct_sectors([0] * 32) == 1
+    assert AS.distinct_sectors(lane) == 4                       # 32 words, 128 bytes
+    assert AS.max_same_word_per_sector([w // 4 for w in lane]) == 4   # 4 lanes a word
+    assert AS.max_same_word_per_sector([8 * (w // 2) for w in lane]) == 32
+    assert AS.distinct_words([w % 3 for w in lane]) == 3
+    pats = AS.patterns()
+    assert len(pats) > AS.HISTOGRAM_WARPS and all(len(w) == 32 for _, w in pats)
+    launches = [("red_lanes", {AS.METRICS[0]: "1",
+                               AS.METRICS[1]: str(AS.distinct_sectors(list(w)))})
+                for _, w in pats]
+    (tmp_path / "ncu.csv").write_text(ncu_rows(launches))
+    (tmp_path / "launches.json").write_text(json.dumps([n for n, _ in pats]))
+    (tmp_path / "gpu.json").write_text(json.dumps({"date": "d", "device": "GPU"}))
+    text = AS.report(tmp_path)
+    assert f"distinct sectors (the model) {len(pats)}," in text
+    words = sum(AS.distinct_words(list(w)) == AS.distinct_sectors(list(w)) for _, w in pats)
+    assert f"distinct words {words}." in text and words < len(pats)
