@@ -409,7 +409,13 @@ class AtomicsModel:
         _NONNEGATIVE, 0.0)
     same_address_lanes_merged: bool = _opt(
         "whether the unit does a warp's lanes on one transaction (an L2 sector) as one "
-        "operation (false: one operation per lane, serialized per address)", None, False)
+        "operation, lanes on one word one per round: a sector takes as many operations "
+        "(and is counted as many transactions) as the most lanes on one of its words "
+        "(false: one operation per lane, serialized per address)", None, False)
+    compiler_aggregates_uniform: bool = _opt(
+        "whether the compiler does a warp-uniform integer add/sub atomic from one lane for "
+        "the whole warp (nvcc since CUDA 9; simgpu.ir.uniform): one lane per warp reaches "
+        "memory", None, False)
 
 
 @dataclass(frozen=True)

@@ -119,6 +119,7 @@ class Atomic(Expr):
     index: Expr = None
     value: Expr = None
     compare: Expr | None = None      # atomic_cas only
+    uniform: bool = False            # index and value warp-uniform: see simgpu.ir.uniform
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import textwrap
 
 from ..ir import nodes as ir
 from ..ir.fresh import mark_fresh_loads
+from ..ir.uniform import mark_uniform_atomics
 from ..ir.ops import PY_BINARY
 from ..ir.types import SCALAR_TYPES, ArrayType, ScalarType, common_type, converts_safely, i32
 from .errors import KernelSyntaxError, KernelTypeError
@@ -138,10 +139,10 @@ class FunctionBuilder(ExpressionBuilder, ast.NodeVisitor):
         if ret is not None and not (stmts and isinstance(stmts[-1], ir.Return)):
             raise self.syntax_error(fn.body[-1], f"device function '{fn.name}' returns {ret} "
                                     "and must end with a 'return' statement")
-        return mark_fresh_loads(ir.Function(
+        return mark_uniform_atomics(mark_fresh_loads(ir.Function(
             name=fn.name, params=tuple(ir.Param(n, t) for n, t in params.items()),
             return_type=ret, body=tuple(stmts), locals=tuple(self.scope.locals.items()),
-            shared=tuple(self.scope.shared.items()), is_kernel=self.is_kernel, loc=self.loc(fn)))
+            shared=tuple(self.scope.shared.items()), is_kernel=self.is_kernel, loc=self.loc(fn))))
 
     def block(self, stmts, top=False) -> list:
         out = []

@@ -10,8 +10,8 @@ comes from another warp or from another lane of the same instruction (the
 coalescer merged those lanes into one transaction; the unit still does one
 operation per lane -- the CUDA Programming Guide: each read-modify-write to the
 location occurs and they are serialized -- unless the config says it does a
-warp's lanes on one sector as one operation, ``same_address_lanes_merged``, as
-the H100 was measured to).  Operations on distinct addresses go in parallel up to
+warp's lanes on one sector as one operation per round, ``same_address_lanes_merged``,
+a round taking one lane of each word, as the H100 was measured to).  Operations on distinct addresses go in parallel up to
 the unit's throughput, one per ``atomics.unit_cycles_per_operation`` at each
 partition (or L2 slice).  Only times change: the transactions, and so the
 counts, are the coalescer's.
@@ -61,10 +61,19 @@ class AtomicUnit:
 
     def _ops(self, lanes: dict | None, address: int, size: int) -> list:
         """The operations on the words of the transaction at ``address`` of ``size`` bytes:
-        [(word address, lanes on it)], taken out of ``lanes`` (the request's own copy); where lanes are merged, the transaction (an L2
-        sector) is one operation, whatever lanes and words of the warp it holds."""
-        if lanes is None or self.merged:
+        [(word address, lanes on it)], taken out of ``lanes`` (the request's own copy). Where
+        lanes are merged, the transaction (an L2 sector) is one operation per round of the
+        warp's lanes on it, a round taking at most one lane of each word: as many as the
+        most lanes on one of its words (the H100: 32 lanes on one word are 32 sectors at
+        the L2, 8 words of one lane each one; docs/calibration/atomic-sectors-h100.md)."""
+        if lanes is None:
             return [(address, 1)]
+        if self.merged:
+            most = 1
+            for w, c in lanes.items():
+                if address <= w < address + size and c > most:
+                    most = c
+            return [(address, most)]
         ops = [(w, c) for w, c in lanes.items() if address <= w < address + size]
         for w, _ in ops:               # each word's lanes once, in the first transaction
             del lanes[w]               # that holds it (half-warps may repeat a segment)
@@ -103,11 +112,12 @@ class AtomicUnit:
         operation holds its slice's atomic unit for unit_cycles_per_operation, and an
         address's next operation starts same_address_serialization_cycles after it;
         where lanes are merged (the H100), a warp's lanes on one sector are one
-        operation, however many lanes of the warp hit it: on
-        the H100 one counter takes one warp request per 1.45 cycles whether it has 1
-        or 32 lanes, and 2^20 counters (4 sectors a request, all slices busy) about
-        4 x 1.45 cycles per request and slice (calibrate.py, docs/calibration/
-        calibration-h100.md). At least the slice's bandwidth time for 32 bytes.
+        operation per round (one lane of each word a round): 2^20 counters (4 sectors a
+        request, all slices busy) take about 4 x 1.45 cycles per request and slice
+        (calibrate.py, docs/calibration/calibration-h100.md); one counter takes one warp
+        request per 1.45 cycles whether it has 1 or 32 lanes because nvcc aggregates
+        it (one lane reaches memory: simgpu.ir.uniform). At least the slice's bandwidth
+        time for 32 bytes.
 
         A sector not in the L2 is read from DRAM first (the atomic needs its old value),
         in blocks of l2_fill_bytes as a load miss's: that atomic is done a load miss's

@@ -23,9 +23,15 @@ class TrafficCounter:
     and per-line counts when read.
     """
 
-    def __init__(self, arch: str):
+    def __init__(self, arch: str, aggregate_uniform: bool = False, word_rounds: bool = False):
         self.arch = arch
         self.coalescer = Coalescer(arch)
+        # Atomics (config [atomics]): the compiler does a warp-uniform one from one lane
+        # (compiler_aggregates_uniform), and the hardware does a warp's lanes on one word
+        # one per round, each round's sectors transactions of their own
+        # (same_address_lanes_merged; docs/calibration/atomic-sectors-h100.md).
+        self.aggregate_uniform = aggregate_uniform
+        self.word_rounds = word_rounds
         self.cc = self.coalescer.cc
         self.shared = {"load": 0, "store": 0, "atomic": 0}
         self._nodes: dict = {}      # (id(node), kind) -> [line key, kind, 6 counts]
@@ -65,6 +71,14 @@ class TrafficCounter:
         if acc.space == "shared":
             self.shared[acc.kind] += _warps(acc)
             return None
+        if acc.kind == "atomic":
+            acc = self.issued(acc)
+            rounds = self._rounds(acc) if self.word_rounds else None
+            if rounds is not None:
+                batch = self.coalesce(rounds)
+                self._count(acc, _warps(acc), self.coalesce(acc).requests, batch.transactions,
+                            batch.bytes)
+                return batch
         batch = self.coalesce(acc)
         self._count(acc, _warps(acc), batch.requests, batch.transactions, batch.bytes)
         return batch
@@ -83,6 +97,11 @@ class TrafficCounter:
         """Count one global access for the timed engines; returns its transactions
         as ``[(addresses, sizes), ...]``, one pair of int lists per warp in warp
         order (each warp's transactions in issue order), as the coalescer gave them."""
+        if acc.kind == "atomic":
+            acc = self.issued(acc)
+            rounds = self._rounds(acc) if self.word_rounds else None
+            if rounds is not None:
+                return self._timed_rounds(acc, rounds)
         warps = self.coalescer.per_warp(acc)
         if not warps:
             self._count(acc, 0, 0, 0, 0)
@@ -90,6 +109,61 @@ class TrafficCounter:
         self._count(acc, len(warps), sum(w.requests for w in warps),
                     sum(len(w.sizes) for w in warps), sum(w.bytes for w in warps))
         return [(w.addresses, w.sizes) for w in warps]
+
+    # --- atomics: what the compiler and the hardware make of the lanes ----------------
+
+    def issued(self, acc: MemoryAccess) -> MemoryAccess:
+        """The record as the memory system gets it: a warp-uniform atomic
+        (simgpu.ir.uniform) that the compiler aggregates comes from one lane per warp,
+        the first active one. The record itself is narrowed (the engines read its lanes
+        after counting); the values were computed for every lane, and are the same."""
+        if not (self.aggregate_uniform and acc.node.uniform) or acc.warp.size < 2:
+            return acc
+        w = acc.warp
+        first = np.empty(w.size, dtype=bool)
+        first[0] = True
+        np.not_equal(w[1:], w[:-1], out=first[1:])
+        if not first.all():
+            acc.__dict__.update(warp=w[first], lane=acc.lane[first], address=acc.address[first])
+        return acc
+
+    @staticmethod
+    def _rounds(acc: MemoryAccess):
+        """Where a warp has lanes on one word: the record regrouped by round (round r of
+        warp w holds each word's r-th lane) as warps ``32 w + r``, the hardware's
+        requests to the L2; None when no warp has a word twice."""
+        w, a = acc.warp.astype(np.int64), acc.address
+        order = np.lexsort((acc.lane, a, w))
+        ws, as_ = w[order], a[order]
+        same = (ws[1:] == ws[:-1]) & (as_[1:] == as_[:-1])
+        if not same.any():
+            return None
+        # each lane's rank among the lanes of its (warp, word), in lane order
+        start = np.flatnonzero(np.r_[True, ~same])
+        run = np.repeat(start, np.diff(np.r_[start, order.size]))
+        rank = np.empty(order.size, dtype=np.int64)
+        rank[order] = np.arange(order.size) - run
+        key = w * 32 + rank
+        regroup = np.lexsort((acc.lane, key))
+        out = object.__new__(MemoryAccess)
+        out.__dict__.update(acc.__dict__, warp=key[regroup], lane=acc.lane[regroup],
+                            address=a[regroup])
+        return out
+
+    def _timed_rounds(self, acc: MemoryAccess, rounds: MemoryAccess) -> list:
+        """add_timed for an atomic with rounds: each warp's transactions are its rounds'
+        in turn (a sector once per round it is in); its requests are the warp's."""
+        whole = self.coalescer.per_warp(acc)
+        parts = self.coalescer.per_warp(rounds)
+        warp_of = rounds.warp[np.r_[0, np.flatnonzero(np.diff(rounds.warp)) + 1]] // 32
+        out: dict = {}
+        for w, part in zip(warp_of.tolist(), parts):
+            addresses, sizes = out.setdefault(w, ([], []))
+            addresses += part.addresses
+            sizes += part.sizes
+        self._count(acc, len(whole), sum(w.requests for w in whole),
+                    sum(len(s) for _, s in out.values()), sum(sum(s) for _, s in out.values()))
+        return list(out.values())
 
     def keep_sample(self, acc: MemoryAccess):
         """The first warp's addresses of each memory instruction, for the teaching view."""

@@ -62,7 +62,9 @@ def run(device, fn, grid, block, scalars, arrays, engine, schedule, seed,
     bindings = {name: ArrayBinding(name, a._data, a.base, "global", a.size)
                 for name, a in arrays.items()}
     counters = Counters()
-    traffic = TrafficCounter(device.arch)
+    atomics = device.config.atomics
+    traffic = TrafficCounter(device.arch, atomics.compiler_aggregates_uniform,
+                             atomics.same_address_lanes_merged)
     report = LaunchReport(kernel=fn.name, device=device.name, grid=grid, block=block,
                           engine=engine, schedule=schedule, seed=seed)
     with np.errstate(all="ignore"), interruptible(sched):   # wrap-around is the semantics

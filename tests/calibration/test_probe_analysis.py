@@ -256,3 +256,27 @@ def test_atomic_sectors_rules_and_report_say_which_rule_every_launch_follows(tmp
     assert f"distinct sectors (the model) {len(pats)}," in text
     words = sum(AS.distinct_words(list(w)) == AS.distinct_sectors(list(w)) for _, w in pats)
     assert f"distinct words {words}." in text and words < len(pats)
+
+
+def test_l2_slice_map_turns_times_into_slices(tmp_path):
+    """sectors_per_request is atomic_sectors' round rule, vectorized; a run whose times
+    are 1.45 cycles a sector over k slices reads back k."""
+    from calibration import atomic_sectors as AS
+    from calibration import l2_slice_map as SM
+    keys = np.random.default_rng(3).integers(0, 2**31, 32 * 64, dtype=np.int32)
+    for bins in (16, 256, 4096):
+        warps = (keys & (bins - 1)).reshape(-1, 32)
+        want = sum(AS.max_same_word_per_sector(list(w)) for w in warps) / len(warps)
+        assert SM.sectors_per_request(keys, bins) == pytest.approx(want)
+    full = np.random.default_rng(1).integers(0, 2**31, SM.N, dtype=np.int32)
+    rows = []
+    for bins, slices in ((64, 1), (256, 2), (1024, 8)):
+        sectors = SM.sectors_per_request(full, bins) * SM.N / 32
+        rows.append({"offset": 0, "bins": bins, "ok": True,
+                     "ms": sectors * 1.45 / 1.98 / slices / 1e6})
+    (tmp_path / "rows.json").write_text(json.dumps(rows))
+    (tmp_path / "gpu.json").write_text(json.dumps({"date": "d", "device": "GPU"}))
+    text = SM.report(tmp_path)
+    for bins, slices in ((64, 1), (256, 2), (1024, 8)):
+        line = next(x for x in text.splitlines() if x.startswith(f"| 0 | {bins} |"))
+        assert f"| {slices}.00 | True |" in line
