@@ -448,6 +448,7 @@ def main():
     verdicts = []
     for k in args.log2n:
         list_ranking_rows(g, k, gather24, lines, verdicts)
+        print("\n".join(lines), flush=True)           # so far, in case a time limit stops the run
     lines += ["", "## Connected components (int32 edges)", "",
               "| graph | union-find kernels (uf_init..uf_flatten) | CSR build kernels | "
               "all kernels of label() | device e2e | device e2e / its kernels | edge check "
@@ -459,6 +460,7 @@ def main():
     graphs = []
     name = f"uniform 2^{args.graph[0]} / 2^{args.graph[1]}"
     graphs.append((name, n, cc_rows(g, name, n, edges, gather24, lines, verdicts, 2.9)))
+    print(lines[-5], flush=True)
     n, edges = gen.rmat_graph(args.kron[0], args.kron[1], seed=1)
     name = f"Kronecker {args.kron[0]}/{args.kron[1]}"
     graphs.append((name, n, cc_rows(g, name, n, edges, gather24, lines, verdicts, 3.1)))
