@@ -221,6 +221,17 @@ def test_edge_bound_over_int32_reads_the_count_first(monkeypatch):
         cc.label(40, over, method="union-find", device=dev)
 
 
+@pytest.mark.parametrize("seed", range(2))
+def test_no_kernel_reads_a_word_before_it_is_written(seed):
+    """The buffers union-find allocates uninitialized (no memset on a GPU): under
+    check="uninit" every read of a word nothing wrote yet is an error; low thresholds
+    and small hub chunks put vertices on the warp and hub lists too."""
+    n, edges = gen.rmat_graph(8, 4, seed=seed)
+    labels, _ = run(n, edges, threads=128, warp_degree=2, block_degree=6, hub_chunk=5,
+                    launch_options=dict(engine="warps", check="uninit"))
+    assert np.array_equal(labels, reference(n, edges))
+
+
 @pytest.mark.parametrize("method", ["union-find", "shiloach-vishkin"])
 def test_bad_device_edges(method):
     dev = simgpu.get_device("sim:gtx260")
