@@ -158,15 +158,27 @@ def timed(g, fn):
 def per_call(g, fn, kernels_of, calls=None):
     """[(wall ms, kernel ms, result)] of `calls` calls of fn() (timed), after one
     warm-up: the wall time of the whole call with the GPU synchronized after it, and
-    the kernel time of that same call's launches."""
+    the kernel time of that same call's launches.  Only the last result keeps its
+    output array: a call's output is dropped before the next call, as a loop over
+    calls would, so that each call reuses the memory pool's blocks (keeping all of
+    them alive would charge every call a fresh cudaMalloc of its output)."""
     fn()
     g.sync()
     g.dev.synchronize()
     out = []
     for _ in range(calls or CALLS):
+        if out:
+            drop_output(out[-1][2])
         wall, r = timed(g, fn)
         out.append((wall, kernels_of(r), r))
     return out
+
+
+def drop_output(result):
+    """The result without its (large) output array; its launches stay."""
+    for name in ("labels", "ranks"):
+        if hasattr(result, name):
+            setattr(result, name, None)
 
 
 def spread(xs, fmt="{:.2f}"):
