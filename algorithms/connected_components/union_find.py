@@ -469,9 +469,11 @@ def vertex_geometry(n: int):
 
 def union_find(n, edges, device, threads=None, seed=0, launch_options=None,
                warp_degree: int = WARP_DEGREE, block_degree: int = BLOCK_DEGREE,
-               hub_chunk: int = HUB_CHUNK, warp_lists: int = WARP_LISTS):
+               hub_chunk: int = HUB_CHUNK, warp_lists: int = WARP_LISTS, export=None):
     """label(..., method="union-find"): (labels int64 device array, launches, p of the
-    union-find kernels, m_directed).  threads (None: default_geometry for the CSR build,
+    union-find kernels, m_directed); with export, (export(labels), ...): label() passes
+    its export, so that a copy back to the host (numpy edges in) starts, and page-locks
+    its host array, while the kernels still run, before the edge check's read.  threads (None: default_geometry for the CSR build,
     vertex_geometry for the union-find kernels) and launch_options as for Shiloach-Vishkin (every launch gets its own seed
     under schedule="random", derived from the base seed and its position).
     warp_degree / block_degree: the degree thresholds of the thread / warp / block
@@ -494,7 +496,8 @@ def union_find(n, edges, device, threads=None, seed=0, launch_options=None,
     if n == 0:
         if len(arr):
             validate_edges(n, host_edges(arr))
-        return device.zeros(0, np.int64), [], 0, 0
+        labels = device.zeros(0, np.int64)
+        return (labels if export is None else export(labels)), [], 0, 0
     if threads is None:
         grid, block = default_geometry(device, max(n, len(arr)))
         uf_grid, _ = vertex_geometry(n)
@@ -524,6 +527,8 @@ def union_find(n, edges, device, threads=None, seed=0, launch_options=None,
         off, adj, m_bound = device.zeros(n + 1, np.int32), device.zeros(1, np.int32), 0
     labels = union_find_csr(n, off, adj, device, uf_grid, block, uf_launch, int(warp_degree),
                             int(block_degree), int(hub_chunk), m_bound, int(warp_lists))
+    if export is not None:
+        labels = export(labels)
     # The call's one host read, with every kernel queued: the edge check (an error names
     # the first bad edge; the labels computed without those edges are dropped).
     m = 0 if csr is None else csr.m if csr.m is not None else \

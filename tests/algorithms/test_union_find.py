@@ -201,6 +201,25 @@ def test_one_host_read_and_no_copy_up_per_call(monkeypatch):
             cc.label(n, dev.to_device(bad.ravel()), method="union-find", device=dev)
 
 
+def test_numpy_edges_labels_copied_back_before_the_edge_check(monkeypatch):
+    """From host edges the labels' copy back starts before the edge check's read (its
+    host array is page-locked while the kernels run), and a bad edge is still refused."""
+    dev = simgpu.get_device("sim:gtx260")
+    n, edges = gen.uniform_random_graph(200, 500, seed=1)
+    reads = []
+    real_to_host = dev._to_host
+    monkeypatch.setattr(dev, "_to_host", lambda arr: reads.append(arr.size) or real_to_host(arr))
+    r = cc.label(n, edges, method="union-find", device=dev)
+    assert isinstance(r.labels, np.ndarray) and np.array_equal(r.labels, reference(n, edges))
+    assert reads[0] == n and len(reads) == 2           # the labels, then the counters
+    r = cc.label(0, np.empty((0, 2), np.int64), method="union-find", device=dev)
+    assert isinstance(r.labels, np.ndarray) and r.labels.size == 0
+    bad = edges.copy()
+    bad[3] = (2, n)
+    with pytest.raises(ValueError, match=rf"edge 3 = \(2, {n}\): vertex id {n} is out of range"):
+        cc.label(n, bad, method="union-find", device=dev)
+
+
 def test_edge_bound_over_int32_reads_the_count_first(monkeypatch):
     """Where 2 x the input edges would not fit the int32 edge index (INT32_MAX made 100
     here), the counts are read before adj is sized: the real count may still fit (self-
