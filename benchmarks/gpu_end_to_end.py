@@ -15,9 +15,15 @@ random-splitter, its defaults):
   device e2e  wall time of rank(cupy_succ) to the CuPy ranks, synchronized, with
               the default validate=True and with validate=False;
   numpy e2e   wall time of rank(numpy_succ) to numpy ranks, against H2D + kernels +
-              D2H, each measured alone in the same run: H2D = device.to_device of the
-              int32 array, D2H = to_host of n int64 (both as rank() copies: page-locked
-              for the copy, the locking included).
+              D2H: H2D = device.to_device of the int32 array, D2H = to_host of n int64
+              (both as rank() copies: page-locked for the copy, the locking included),
+              each the median of CALLS copies alone in the same run.
+Per-call ratios: each timed call's wall time (the whole call, the GPU synchronized
+after it, as a user sees it) is divided by the kernel time of that same call (the
+sum of its own launches' CUDA events), so that the kernels' call-to-call variation
+(about 10% for union-find on Kronecker graphs) cancels; the tables give the median
+of CALLS such ratios and their range.  Validation's cost: calls with and without it
+alternate, and each pair gives a ratio.
 Connected components (uniform random graph 2^22 vertices / 2^24 edges, and the
 Kronecker/R-MAT graph of scale 21, edge factor 16, generators.rmat_graph; int32
 edges): label(method="union-find") split into the CSR build and the union-find
@@ -26,7 +32,13 @@ end to end from a CuPy array and from numpy like rank(); Shiloach-Vishkin's
 kernels beside it.  Every result is checked (ranks against a CuPy pointer jumping,
 labels of the two CC methods against each other).
 
-``python benchmarks/gpu_end_to_end.py [--out FILE] [--quick]``; ``--sim`` runs the
+Timeline (CUDA only, ``--timeline``): for a few label() calls from device arrays,
+every launch's host issue time and its kernel's start and end on the GPU (CUDA events,
+on one clock with an event recorded when the call starts), and the host reads: where
+the time beside the kernels goes (host before the first kernel, gaps on the GPU,
+after the last kernel).
+
+``python benchmarks/gpu_end_to_end.py [--out FILE] [--timeline]``; ``--sim`` runs the
 same code on the simulator at tiny sizes (wall times, meaningless: a check that the
 script works before it goes to a GPU).
 """
@@ -129,24 +141,62 @@ class Sim(Gpu):
         return arr.to_host()
 
 
-def wall_ms(g, fn, repeats=3):
-    """(median wall ms of fn() with the GPU synchronized after it, last result);
-    one warm-up call first."""
+CALLS = 7
+
+
+def timed(g, fn):
+    """(wall ms, result) of one call of fn(), the GPU synchronized after it; the
+    launches' event times are read afterwards."""
+    t0 = time.perf_counter()
+    r = fn()
+    g.sync()
+    wall = (time.perf_counter() - t0) * 1e3
+    g.dev.synchronize()
+    return wall, r
+
+
+def per_call(g, fn, kernels_of, calls=None):
+    """[(wall ms, kernel ms, result)] of `calls` calls of fn() (timed), after one
+    warm-up: the wall time of the whole call with the GPU synchronized after it, and
+    the kernel time of that same call's launches.  Only the last result keeps its
+    output array: a call's output is dropped before the next call, as a loop over
+    calls would, so that each call reuses the memory pool's blocks (keeping all of
+    them alive would charge every call a fresh cudaMalloc of its output)."""
     fn()
     g.sync()
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        g.sync()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return float(np.median(times)), out
+    g.dev.synchronize()
+    out = []
+    for _ in range(calls or CALLS):
+        if out:
+            drop_output(out[-1][2])
+        wall, r = timed(g, fn)
+        out.append((wall, kernels_of(r), r))
+    return out
+
+
+def drop_output(result):
+    """The result without its (large) output array; its launches stay."""
+    for name in ("labels", "ranks"):
+        if hasattr(result, name):
+            setattr(result, name, None)
+
+
+def spread(xs, fmt="{:.2f}"):
+    """'median (min..max)' of xs."""
+    return f"{fmt.format(np.median(xs))} ({fmt.format(min(xs))}..{fmt.format(max(xs))})"
 
 
 def kernel_ms(reports):
     if ARGS.sim:                       # the lockstep engine times nothing
         return sum(r.time_ms or 1e-3 for r in reports)
     return sum(r.time_ms for r in reports)
+
+
+def copy_ms(g, fn):
+    """Median wall ms of CALLS calls of a copy, after a warm-up."""
+    fn()
+    g.sync()
+    return float(np.median([timed(g, fn)[0] for _ in range(CALLS)]))
 
 
 def list_ranking_rows(g, log2n, gather24, lines, verdicts):
@@ -161,36 +211,44 @@ def list_ranking_rows(g, log2n, gather24, lines, verdicts):
     def call(validate=True, src=d_succ):
         return LR.rank(src, device=dev, validate=validate)
 
-    # kernels: median over 3 calls of the sums of the CUDA-event times
-    ks, rs = [], []
-    for _ in range(3):
-        r = call()
-        g.sync()
-        dev.synchronize()
-        ks.append(kernel_ms(r.launches) + kernel_ms(r.helper_launches))
-        rs.append(kernel_ms(r.launches))
-    k_all, k_rs = float(np.median(ks)), float(np.median(rs))
-    assert bool((g.asnumpy(r.ranks) == g.asnumpy(want)).all()), "ranks differ from the reference"
-    e2e_on, r_on = wall_ms(g, lambda: call(True))
-    e2e_off, r_off = wall_ms(g, lambda: call(False))
-    dev.synchronize()
-    k_off = kernel_ms(r_off.launches) + kernel_ms(r_off.helper_launches)
+    def all_kernels(r):
+        return kernel_ms(r.launches) + kernel_ms(r.helper_launches)
+
+    dev_calls = per_call(g, call, all_kernels)
+    r_on = dev_calls[-1][2]
+    assert bool((g.asnumpy(r_on.ranks) == g.asnumpy(want)).all()), "ranks differ from the reference"
+    dev_ratio = [w / k for w, k, _ in dev_calls]
+    k_all = float(np.median([k for _, k, _ in dev_calls]))
+    k_rs = float(np.median([kernel_ms(r.launches) for _, _, r in dev_calls]))
+    e2e_on = float(np.median([w for w, _, _ in dev_calls]))
+    call(False)
+    g.sync()
+    pairs, off_walls = [], []
+    for _ in range(CALLS):                   # validation on and off, alternating
+        w_on, _ = timed(g, call)
+        w_off, r_off = timed(g, lambda: call(False))
+        pairs.append(w_on / w_off)
+        off_walls.append(w_off)
     host = g.asnumpy(d_succ)
-    e2e_np, r_np = wall_ms(g, lambda: call(True, host))
-    assert np.array_equal(r_np.ranks, g.asnumpy(want))
-    h2d, _ = wall_ms(g, lambda: dev.to_device(host))
+    h2d = copy_ms(g, lambda: dev.to_device(host))
     out_d = dev.zeros(n, np.int64)
-    d2h, _ = wall_ms(g, lambda: out_d.to_host())
+    d2h = copy_ms(g, lambda: out_d.to_host())
+    np_calls = per_call(g, lambda: call(True, host), all_kernels)
+    assert np.array_equal(np_calls[-1][2].ranks, g.asnumpy(want))
+    np_ratio = [w / (h2d + k + d2h) for w, k, _ in np_calls]
+    e2e_np = float(np.median([w for w, _, _ in np_calls]))
     steps = {}
     for rep in r_on.launches + r_on.helper_launches:
         steps[rep.extra["step"]] = steps.get(rep.extra["step"], 0.0) + kernel_ms([rep])
     lines.append(f"| 2^{log2n} | {gather_n:.3f} | {rw:.3f} | {k_rs:.3f} ({k_rs / rw:.2f}x rw, "
                  f"{k_rs / gather24:.2f} g24) | {k_all:.3f} ({k_all / gather24:.2f} g24) | "
-                 f"{e2e_on:.3f} ({e2e_on / k_all:.2f}x) | {e2e_off:.3f} (kernels {k_off:.3f}) | "
-                 f"{e2e_np:.1f} vs {h2d:.1f} + {k_all:.2f} + {d2h:.1f} "
-                 f"({e2e_np / (h2d + k_all + d2h):.2f}x) |")
+                 f"{e2e_on:.3f} | **{spread(dev_ratio)}** | {float(np.median(off_walls)):.3f}, "
+                 f"on / off **{spread(pairs)}** | {e2e_np:.1f} vs {h2d:.1f} + {k_all:.2f} + "
+                 f"{d2h:.1f} | **{spread(np_ratio)}** |")
     lines.append("|  | steps (ms, one call): " + ", ".join(f"{k} {v:.3f}" for k, v in steps.items())
-                 + " | | | | | | |")
+                 + " | | | | | | | | |")
+    lines.append("|  | per call, device e2e / kernels (ms): " + ", ".join(
+        f"{w:.3f} / {k:.3f}" for w, k, _ in dev_calls) + " | | | | | | | | |")
     sweep = []
     for p in sorted({n // 128, n // 64, n // 32, r_on.stats["threads"]}):
         times = []
@@ -202,14 +260,15 @@ def list_ranking_rows(g, log2n, gather24, lines, verdicts):
     best, best_p = min(sweep)
     lines.append(f"|  | RS1..RS5 by p (validate=False): " + ", ".join(
         f"p={p:,}: {t:.3f}" for t, p in sweep) + f"; default p = {r_on.stats['threads']:,}"
-        " | | | | | | |")
-    verdicts.append(("rank() from device arrays / its kernels", f"2^{log2n}", e2e_on / k_all, 1.15))
-    verdicts.append(("rank() from numpy / (H2D + kernels + D2H)", f"2^{log2n}",
-                     e2e_np / (h2d + k_all + d2h), 1.15))
-    verdicts.append(("rank() validation's added cost (e2e on / off)", f"2^{log2n}",
-                     e2e_on / e2e_off, 1.10))
+        " | | | | | | | | |")
+    size = f"2^{log2n}"
+    verdicts.append(("rank() from device arrays / its kernels (per call)", size, dev_ratio, 1.15))
+    verdicts.append(("rank() from numpy / (H2D + kernels + D2H) (per call)", size, np_ratio,
+                     1.15))
+    verdicts.append(("rank() validation's added cost (e2e on / off, per pair)", size, pairs,
+                     1.10))
     verdicts.append((f"best RS1..RS5 (p = {best_p:,}) / one random 64-bit read + write per "
-                     "node", f"2^{log2n}", best / rw, 1.10))
+                     "node", size, [best / rw], 1.10))
 
 
 def cc_rows(g, name, n, edges, gather24, lines, verdicts, target):
@@ -222,37 +281,46 @@ def cc_rows(g, name, n, edges, gather24, lines, verdicts, target):
     def call(method="union-find", src=d_edges):
         return cc.label(n, src, method=method, device=dev)
 
-    ks, csr, ufk = [], [], []
-    for _ in range(3):
-        r = call()
-        g.sync()
-        dev.synchronize()
-        ks.append(kernel_ms(r.launches))
-        csr.append(kernel_ms([x for x in r.launches if x.kernel in CSR_KERNELS]))
-        ufk.append(kernel_ms([x for x in r.launches if x.kernel in UF_KERNELS]))
-    k_all, k_csr, k_uf = (float(np.median(x)) for x in (ks, csr, ufk))
-    check = [kernel_ms([x]) for x in r.launches if x.kernel.startswith("cc_edges_count")]
-    e2e_dev, r_dev = wall_ms(g, call)
-    e2e_np, r_np = wall_ms(g, lambda: call(src=e32))
-    h2d, _ = wall_ms(g, lambda: dev.to_device(e32.ravel()))
+    def all_kernels(r):
+        return kernel_ms(r.launches)
+
+    dev_calls = per_call(g, call, all_kernels)
+    r_dev = dev_calls[-1][2]
+    dev_ratio = [w / k for w, k, _ in dev_calls]
+    ufk = [kernel_ms([x for x in r.launches if x.kernel in UF_KERNELS]) for _, _, r in dev_calls]
+    csr = [kernel_ms([x for x in r.launches if x.kernel in CSR_KERNELS]) for _, _, r in dev_calls]
+    check = [kernel_ms([x for x in r.launches if x.kernel.startswith("cc_edges_count")])
+             for _, _, r in dev_calls]
+    valid = [1 + c / w for c, (w, _, _) in zip(check, dev_calls)]
+    k_all = float(np.median([k for _, k, _ in dev_calls]))
+    k_csr, k_uf = float(np.median(csr)), float(np.median(ufk))
+    e2e_dev = float(np.median([w for w, _, _ in dev_calls]))
+    h2d = copy_ms(g, lambda: dev.to_device(e32.ravel()))
     out_d = dev.zeros(n, np.int64)
-    d2h, _ = wall_ms(g, lambda: out_d.to_host())
+    d2h = copy_ms(g, lambda: out_d.to_host())
+    np_calls = per_call(g, lambda: call(src=e32), all_kernels)
+    np_ratio = [w / (h2d + k + d2h) for w, k, _ in np_calls]
+    e2e_np = float(np.median([w for w, _, _ in np_calls]))
     sv = call("shiloach-vishkin")
     g.sync()
     dev.synchronize()
     k_sv = kernel_ms(sv.launches)
     assert np.array_equal(g.asnumpy(sv.labels), g.asnumpy(r_dev.labels)), "SV and UF differ"
-    assert np.array_equal(r_np.labels, g.asnumpy(r_dev.labels))
+    assert np.array_equal(np_calls[-1][2].labels, g.asnumpy(r_dev.labels))
     per = {}
-    for x in r.launches:
+    for x in r_dev.launches:
         per[x.kernel] = per.get(x.kernel, 0.0) + kernel_ms([x])
     breakdown = ", ".join(f"{k} {v:.3f}" for k, v in per.items())
-    lines.append(f"| {name} | {k_uf:.3f} ({k_uf / gather24:.2f} g24) | {k_csr:.3f} | "
-                 f"{k_all:.3f} ({k_all / gather24:.2f} g24) | {e2e_dev:.3f} "
-                 f"({e2e_dev / k_all:.2f}x) | {check[0]:.3f} | {e2e_np:.1f} vs {h2d:.1f} + "
-                 f"{k_all:.2f} + {d2h:.1f} ({e2e_np / (h2d + k_all + d2h):.2f}x) | "
+    uf_g24 = [u / gather24 for u in ufk]
+    lines.append(f"| {name} | {k_uf:.3f} ({spread(uf_g24)} g24) | {k_csr:.3f} | "
+                 f"{k_all:.3f} ({k_all / gather24:.2f} g24) | {e2e_dev:.3f} | "
+                 f"**{spread(dev_ratio)}** | {float(np.median(check)):.3f}, "
+                 f"**{spread(valid, '{:.3f}')}** | {e2e_np:.1f} vs {h2d:.1f} + {k_all:.2f} + "
+                 f"{d2h:.1f} | **{spread(np_ratio)}** | "
                  f"{k_sv:.2f} ({k_sv / gather24:.1f} g24, {sv.rounds} rounds) |")
-    lines.append(f"|  | one call, p = {r.threads:,}: {breakdown} | | | | | | |")
+    lines.append(f"|  | one call, p = {r_dev.threads:,}: {breakdown} | | | | | | | | |")
+    lines.append("|  | per call, device e2e / kernels (ms): " + ", ".join(
+        f"{w:.3f} / {k:.3f}" for w, k, _ in dev_calls) + " | | | | | | | | |")
     resident = int(dev.sm_count) * int(dev.max_threads_per_sm)
     for p in (32768, 4 * resident):      # SV's default geometry; union-find's earlier default
         rp = cc.label(n, d_edges, method="union-find", device=dev, threads=p)
@@ -262,21 +330,99 @@ def cc_rows(g, name, n, edges, gather24, lines, verdicts, target):
         lines.append(f"|  | union-find kernels at p = {p:,}: "
                      f"{kernel_ms([x for x in rp.launches if x.kernel in UF_KERNELS]):.3f}, "
                      f"CSR {kernel_ms([x for x in rp.launches if x.kernel in CSR_KERNELS]):.3f}"
-                     " | | | | | | |")
-    verdicts.append((f"union-find kernels / gather24, {name}", "", k_uf / gather24, target))
-    verdicts.append((f"label() from device arrays / its kernels, {name}", "", e2e_dev / k_all,
-                     1.15))
-    verdicts.append((f"label() from numpy / (H2D + kernels + D2H), {name}", "",
-                     e2e_np / (h2d + k_all + d2h), 1.15))
-    verdicts.append((f"label() validation (edge range check kernel) / e2e, {name}", "",
-                     1 + check[0] / e2e_dev, 1.10))
+                     " | | | | | | | | |")
+    verdicts.append((f"union-find kernels / gather24, {name} (per call)", "", uf_g24, target))
+    verdicts.append((f"label() from device arrays / its kernels, {name} (per call)", "",
+                     dev_ratio, 1.15))
+    verdicts.append((f"label() from numpy / (H2D + kernels + D2H), {name} (per call)", "",
+                     np_ratio, 1.15))
+    verdicts.append((f"label() validation (1 + edge check kernel / e2e), {name} (per call)", "",
+                     valid, 1.10))
+    return d_edges
+
+
+def timeline(g, n, d_edges, name, lines, calls=3):
+    """Where a label() call's time beside its kernels goes: every launch's host issue
+    time and its kernel's start and end on the GPU, on one clock (ms from the call's
+    start: an event recorded on the idle stream just before the call), and the host
+    reads.  Reads the CUDA device's pending (report, start, end) event triple of each
+    launch right after it (cuda_backend.device.CudaDevice._pending): a diagnostic."""
+    from algorithms import connected_components as cc
+    cp, dev = g.cp, g.dev
+    real_launch, real_to_host = dev.launch, dev._to_host
+    log = []
+    t0 = [0.0]
+
+    def launch(kernel, *a, **o):
+        h0 = (time.perf_counter() - t0[0]) * 1e3
+        rep = real_launch(kernel, *a, **o)
+        h1 = (time.perf_counter() - t0[0]) * 1e3
+        _, start, end = dev._pending[-1]
+        log.append((rep.kernel, h0, h1, start, end, rep))
+        return rep
+
+    def to_host(arr):
+        h0 = (time.perf_counter() - t0[0]) * 1e3
+        out = real_to_host(arr)
+        log.append(("(host read)", h0, (time.perf_counter() - t0[0]) * 1e3, None, None, None))
+        return out
+
+    summary = []
+    dev.launch, dev._to_host = launch, to_host
+    try:
+        cc.label(n, d_edges, method="union-find", device=dev)      # warm-up
+        g.sync()
+        dev.synchronize()
+        for _ in range(calls):
+            log.clear()
+            ev0 = cp.cuda.Event()
+            g.sync()
+            t0[0] = time.perf_counter()
+            ev0.record()
+            cc.label(n, d_edges, method="union-find", device=dev)
+            g.sync()
+            wall = (time.perf_counter() - t0[0]) * 1e3
+            dev.synchronize()
+            rows = []
+            for kname, h0, h1, start, end, rep in log:
+                if start is None:
+                    rows.append((kname, h0, h1, None, None, None))
+                else:
+                    rows.append((kname, h0, h1, cp.cuda.get_elapsed_time(ev0, start),
+                                 cp.cuda.get_elapsed_time(ev0, end), rep.time_ms))
+            summary.append((wall, rows))
+    finally:
+        del dev.launch, dev._to_host              # the class's methods again
+    lines += ["", f"### Timeline of label() from device arrays, {name} ({calls} calls; ms from "
+              "the call's start)", "",
+              "| call | wall | kernels | host before the first kernel starts | gaps between "
+              "kernels on the GPU | after the last kernel ends | host issue of the last launch "
+              "ends |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for i, (wall, rows) in enumerate(summary):
+        ks = [r for r in rows if r[3] is not None]
+        gaps = sum(max(0.0, b[3] - a[4]) for a, b in zip(ks, ks[1:]))
+        lines.append(f"| {i + 1} | {wall:.3f} | {sum(r[5] for r in ks):.3f} | {ks[0][3]:.3f} | "
+                     f"{gaps:.3f} | {wall - ks[-1][4]:.3f} | {ks[-1][2]:.3f} |")
+    wall, rows = summary[-1]
+    lines += ["", f"Call {len(summary)} step by step:", "",
+              "| step | host issue from | to | GPU start | GPU end | kernel ms | GPU idle before |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
+    prev_end = 0.0
+    for kname, h0, h1, gs, ge, k in rows:
+        if gs is None:
+            lines.append(f"| {kname} | {h0:.3f} | {h1:.3f} | | | | |")
+            continue
+        lines.append(f"| {kname} | {h0:.3f} | {h1:.3f} | {gs:.3f} | {ge:.3f} | {k:.3f} | "
+                     f"{max(0.0, gs - prev_end):.3f} |")
+        prev_end = ge
+    lines.append(f"| (call returns, GPU synchronized) | {wall:.3f} | | | | | |")
 
 
 ARGS = None
 
 
 def main():
-    global ARGS
+    global ARGS, CALLS
     import simgpu
     from algorithms import generators as gen
     p = argparse.ArgumentParser(description=__doc__)
@@ -284,46 +430,68 @@ def main():
     p.add_argument("--graph", type=int, nargs=2, default=[22, 24], help="log2 n, log2 m")
     p.add_argument("--kron", type=int, nargs=2, default=[21, 16], help="scale, edge factor")
     p.add_argument("--sim", action="store_true")
+    p.add_argument("--timeline", action="store_true", help="label()'s launch timeline (CUDA)")
+    p.add_argument("--calls", type=int, default=CALLS, help="timed calls per measurement")
     p.add_argument("--out")
     ARGS = args = p.parse_args()
+    CALLS = args.calls
     if args.sim:
         dev = simgpu.get_device("sim:h100")
         g = Sim(dev)
     else:
         dev = simgpu.get_device("cuda")
         g = Gpu(dev)
-    gather24 = g.gather_ms(1 << 24 if not args.sim else 1 << 10)
+    gather24 = float(np.median([g.gather_ms(1 << 24 if not args.sim else 1 << 10)
+                                for _ in range(3)]))
     lines = [f"# rank() and label() end to end on {dev.gpu_name} — benchmarks/gpu_end_to_end.py, "
              f"{datetime.date.today()}", "",
              f"One random int32 gather of 2^24 elements (g24): {gather24:.3f} ms (CUDA events, "
-             "median of 5). Times in ms; kernels: sums of CUDA-event times, median of 3 calls; "
-             "e2e: wall time, synchronized, median of 3 after a warm-up.", "",
+             "median of 3 measurements of a median of 5). Times in ms, medians of "
+             f"{CALLS} calls after a warm-up; kernels: sums of the call's CUDA-event times; "
+             "e2e: wall time of the whole call, synchronized. Ratios in bold: per call (the "
+             "call's wall time / that same call's kernels), median (min..max) of "
+             f"{CALLS}.", "",
              "## List ranking (random-splitter, one random list, int32 CuPy input)", "",
              "| n | gather n | 64-bit read + write | RS1..RS5 | all kernels of rank() | "
-             "device e2e, validate (x kernels) | device e2e, no validation | "
-             "numpy e2e vs H2D + kernels + D2H |",
-             "|---|---:|---:|---:|---:|---:|---:|---|"]
+             "device e2e, validate | device e2e / its kernels | device e2e, no validation; "
+             "validate on / off | numpy e2e vs H2D + kernels + D2H | numpy e2e / "
+             "(H2D + kernels + D2H) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
     verdicts = []
     for k in args.log2n:
         list_ranking_rows(g, k, gather24, lines, verdicts)
+        print("\n".join(lines), flush=True)           # so far, in case a time limit stops the run
     lines += ["", "## Connected components (int32 edges)", "",
               "| graph | union-find kernels (uf_init..uf_flatten) | CSR build kernels | "
-              "all kernels of label() | device e2e (x kernels) | edge check kernel | "
-              "numpy e2e vs H2D + kernels + D2H | Shiloach-Vishkin kernels |",
-              "|---|---:|---:|---:|---:|---:|---|---:|"]
+              "all kernels of label() | device e2e | device e2e / its kernels | edge check "
+              "kernel; 1 + check / e2e | numpy e2e vs H2D + kernels + D2H | numpy e2e / "
+              "(H2D + kernels + D2H) | Shiloach-Vishkin kernels |",
+              "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
     t0 = time.perf_counter()
     n, edges = gen.uniform_random_graph(1 << args.graph[0], 1 << args.graph[1], seed=1)
-    cc_rows(g, f"uniform 2^{args.graph[0]} / 2^{args.graph[1]}", n, edges, gather24, lines,
-            verdicts, 2.9)
+    graphs = []
+    name = f"uniform 2^{args.graph[0]} / 2^{args.graph[1]}"
+    graphs.append((name, n, cc_rows(g, name, n, edges, gather24, lines, verdicts, 2.9)))
+    print(lines[-5], flush=True)
     n, edges = gen.rmat_graph(args.kron[0], args.kron[1], seed=1)
-    cc_rows(g, f"Kronecker {args.kron[0]}/{args.kron[1]}", n, edges, gather24, lines,
-            verdicts, 3.1)
+    name = f"Kronecker {args.kron[0]}/{args.kron[1]}"
+    graphs.append((name, n, cc_rows(g, name, n, edges, gather24, lines, verdicts, 3.1)))
     print(f"graphs and CC: {time.perf_counter() - t0:.1f} s")
-    lines += ["", "## Targets (issue 20)", "", "| what | n | measured | target | met |",
-              "|---|---|---:|---:|---|"]
+    if args.timeline and not args.sim:
+        for name, n, d_edges in graphs:
+            try:
+                timeline(g, n, d_edges, name, lines)
+            except Exception as exc:          # a diagnostic: keep the tables above
+                import traceback
+                lines += ["", f"timeline of {name} failed: {exc!r}", "```",
+                          traceback.format_exc(), "```"]
+    lines += ["", "## Targets (issue 20)", "", "| what | n | median | min..max | met (median) | "
+              "calls over the target |", "|---|---|---:|---|---|---:|"]
     for what, size, got, target in verdicts:
-        lines.append(f"| {what} | {size} | {got:.2f} | <= {target:.2f} | "
-                     f"{'yes' if got <= target else 'NO'} |")
+        med = float(np.median(got))
+        lines.append(f"| {what} | {size} | {med:.2f} | {min(got):.2f}..{max(got):.2f} | "
+                     f"{'yes' if med <= target else 'NO'} (<= {target:.2f}) | "
+                     f"{sum(x > target for x in got)} of {len(got)} |")
     return emit("\n".join(lines), args.out)
 
 

@@ -113,6 +113,11 @@ class CudaDevice(Device):
             arr = self.cp.zeros(n, dtype=dtype)      # on the device: no host array, no copy
         return DeviceArray(self, arr, int(arr.data.ptr))
 
+    def _allocate_uninitialized(self, n, dtype):
+        with self.cp.cuda.Device(self.index):
+            arr = self.cp.empty(n, dtype=dtype)        # no memset: the caller writes it all
+        return DeviceArray(self, arr, int(arr.data.ptr))
+
     def _adopt(self, obj):
         """CUDA memory (CuPy or anything with __cuda_array_interface__) as a DeviceArray,
         no copy; a non-contiguous one is made contiguous on the device."""

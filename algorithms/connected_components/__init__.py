@@ -85,9 +85,10 @@ def label(n, edges, method="shiloach-vishkin", device="sim:gtx260", threads=None
     launch_options = check_launch_options(dev, launch_options)
     if method == "union-find":
         labels, launches, p, m = _uf.union_find(n, edges, dev, threads=threads, seed=seed,
-                                                launch_options=launch_options)
-        return CCResult(labels=dev.export(labels, edges), rounds=0, launches=launches,
-                        threads=p, directed_edges=m)
+                                                launch_options=launch_options,
+                                                export=lambda a: dev.export(a, edges))
+        return CCResult(labels=labels, rounds=0, launches=launches, threads=p,
+                        directed_edges=m)
     labels, rounds, launches, p, m = _sv.shiloach_vishkin(
         n, edges, dev, threads=threads, seed=seed, launch_options=launch_options,
         device_out=True)

@@ -6,15 +6,24 @@ Burtscher, HPDC 2018), written here from the paper's description.
 The graph goes to the device as given (as for Shiloach-Vishkin: one copy of the
 (m, 2) array, or device memory read in place) and is turned into CSR there:
 
-  cc_edges_count_*     the vertex ids checked (the SV helper; an error names the
-                       first bad edge)
-  uf_degree_*          deg[u] += 1, deg[v] += 1 per non-loop edge (atomics)
+  cc_edges_count_*     the vertex ids checked and the non-loop edges counted (the SV
+                       helper); the host reads its counters once, after every
+                       kernel of the call is queued: an error names the first bad edge
+  uf_degree_*          deg[u] += 1, deg[v] += 1 per non-loop edge (atomics); an edge
+                       with an id out of range is left out here and below
   uf_scan_sums         per block: the sum of its chunk of deg
-  (host)               prefix sum of the grid's block sums (grid numbers, not n)
-  uf_scan_write        off[v] = sum of deg before v (block prefix sums), off[n] = 2m
+  uf_scan_write        off[v] = sum of deg before v, off[n] = 2m: each block adds up
+                       the block sums before it, then prefix sums its chunk
   uf_fill_*            adj[off[u] + (--deg[u])] = v and the same for v (atomics: the
                        order inside a vertex's list depends on the schedule; the
                        labels do not)
+
+No host round trip between the kernels (issue 20): the buffers are sized from what
+the host knows (n, the input length) and the GPU runs the whole call back to back.
+Every buffer that a kernel writes before any read (off, adj, parent, the worklists,
+labels) is allocated uninitialized: no memset on a real GPU (on an H100 the zeroing of
+adj alone took 0.09 ms of the Kronecker 21/16 graph's 5.2 ms); the simulator's
+check="uninit" run in the tests shows that nothing reads a word before it is written.
 
 Then the four kernels of ECL-CC's design, on parent[] (every vertex points to a
 smaller or equal vertex at all times, so roots are the smallest vertex of their
@@ -62,7 +71,7 @@ from simgpu.lang import (Array, atomic_add, atomic_cas, atomic_sub, blockDim, bl
                          threadIdx)
 
 from . import kernels as K
-from .kernels import SCAN_BLOCK, block_inclusive_scan
+from .kernels import SCAN_BLOCK, block_inclusive_scan, edge_status
 
 WARP_DEGREE = 16      # above: a warp per vertex (half a warp of neighbours is still one
                       # thread's work; ASSUMED, as in the published design's spirit)
@@ -83,21 +92,24 @@ WARP_LISTS = 1        # the warp list in parts, each with its own counter (uf_co
 # --- CSR on the device ----------------------------------------------------------
 
 @kernel
-def uf_degree_i64(R: Array[i64], deg: Array[i32], m_in: i32):
+def uf_degree_i64(R: Array[i64], deg: Array[i32], n: i32, m_in: i32):
+    """deg[u] += 1, deg[v] += 1 per non-loop edge with both ids in [0, n): an edge out of
+    range is left out here (cc_edges_count counts it, and the host raises after the
+    call's kernels are queued), so no atomic ever lands outside deg."""
     for k in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, m_in, i64(gridDim.x) * blockDim.x):
-        u = i32(R[2 * k])
-        v = i32(R[2 * k + 1])
-        if u != v:
-            atomic_add(deg, u, 1)
-            atomic_add(deg, v, 1)
+        a = R[2 * k]
+        b = R[2 * k + 1]
+        if edge_status(a, b, n) == 1:
+            atomic_add(deg, i32(a), 1)
+            atomic_add(deg, i32(b), 1)
 
 
 @kernel
-def uf_degree_i32(R: Array[i32], deg: Array[i32], m_in: i32):
+def uf_degree_i32(R: Array[i32], deg: Array[i32], n: i32, m_in: i32):
     for k in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, m_in, i64(gridDim.x) * blockDim.x):
         u = R[2 * k]
         v = R[2 * k + 1]
-        if u != v:
+        if edge_status(i64(u), i64(v), n) == 1:
             atomic_add(deg, u, 1)
             atomic_add(deg, v, 1)
 
@@ -115,12 +127,21 @@ def uf_scan_sums(deg: Array[i32], sums: Array[i64], n: i32, chunk: i64):
 
 
 @kernel
-def uf_scan_write(deg: Array[i32], base: Array[i64], off: Array[i32], n: i32, chunk: i64):
-    """off[v] = the degrees before v (base[b]: those before block b's chunk); off[n] = all."""
+def uf_scan_write(deg: Array[i32], sums: Array[i64], off: Array[i32], n: i32, chunk: i64):
+    """off[v] = the degrees before v; off[n] = all.  The degrees before block b's chunk
+    are sums[0] + ... + sums[b - 1], which every block adds up itself (a grid of a few
+    thousand blocks: a few thousand words from the L2 each), so that the offsets need no
+    host prefix sum, no copy back and no copy up.  Every partial sum fits in an i32: all
+    of them together are at most the directed edges, checked to fit before the launch."""
     s = shared_array(i32, SCAN_BLOCK)
+    before = i64(0)
+    for j in range(threadIdx.x, blockIdx.x, blockDim.x):
+        before += sums[j]
+    block_inclusive_scan(s, i32(before))
+    acc = i64(s[blockDim.x - 1])
+    syncthreads()
     start = i64(blockIdx.x) * chunk
     end = min(start + chunk, i64(n))
-    acc = base[blockIdx.x]
     for k0 in range(start, end, blockDim.x):
         k = k0 + threadIdx.x
         d = 0
@@ -136,21 +157,26 @@ def uf_scan_write(deg: Array[i32], base: Array[i64], off: Array[i32], n: i32, ch
 
 
 @kernel
-def uf_fill_i64(R: Array[i64], off: Array[i32], deg: Array[i32], adj: Array[i32], m_in: i32):
+def uf_fill_i64(R: Array[i64], off: Array[i32], deg: Array[i32], adj: Array[i32], n: i32,
+                m_in: i32):
+    """The edges uf_degree counted (the same test), each into both lists."""
     for k in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, m_in, i64(gridDim.x) * blockDim.x):
-        u = i32(R[2 * k])
-        v = i32(R[2 * k + 1])
-        if u != v:
+        a = R[2 * k]
+        b = R[2 * k + 1]
+        if edge_status(a, b, n) == 1:
+            u = i32(a)
+            v = i32(b)
             adj[off[u] + atomic_sub(deg, u, 1) - 1] = v
             adj[off[v] + atomic_sub(deg, v, 1) - 1] = u
 
 
 @kernel
-def uf_fill_i32(R: Array[i32], off: Array[i32], deg: Array[i32], adj: Array[i32], m_in: i32):
+def uf_fill_i32(R: Array[i32], off: Array[i32], deg: Array[i32], adj: Array[i32], n: i32,
+                m_in: i32):
     for k in range(i64(blockIdx.x) * blockDim.x + threadIdx.x, m_in, i64(gridDim.x) * blockDim.x):
         u = R[2 * k]
         v = R[2 * k + 1]
-        if u != v:
+        if edge_status(i64(u), i64(v), n) == 1:
             adj[off[u] + atomic_sub(deg, u, 1) - 1] = v
             adj[off[v] + atomic_sub(deg, v, 1) - 1] = u
 
@@ -317,17 +343,55 @@ UF_KERNELS = ("uf_init", "uf_compute1", "uf_compute2", "uf_compute3", "uf_flatte
 
 # --- host side ------------------------------------------------------------------
 
-def build_csr(n: int, arr, device, grid: int, block: int, launch):
-    """(off, adj, directed edges): the graph in CSR on the device (see the module
-    docstring); arr: the host edges or DeviceEdges (shiloach_vishkin.edge_input)."""
-    from .sequential import INT32_MAX, validate_edges
-    from .shiloach_vishkin import DeviceEdges, host_edges, raw_edges
+class QueuedCsr:
+    """A CSR build queued on the device and not yet checked (queue_csr): off, adj, and
+    m, the directed edge count if the host already read it, else None and m_bound, a
+    bound on it from the input length alone; counts: cc_edges_count's counters, which
+    check_counts reads."""
+
+    def __init__(self, off, adj, m, m_bound, counts, arr, grid):
+        self.off, self.adj, self.m, self.m_bound = off, adj, m, m_bound
+        self.counts, self.arr, self.grid = counts, arr, grid
+
+
+def queue_csr(n: int, arr, device, grid: int, block: int, launch) -> QueuedCsr:
+    """Queue the CSR build of the module docstring without waiting for the device:
+    the edge check's counters are read later (check_counts), once everything after
+    them is queued too, so the GPU never idles while the host reads.  The kernels
+    that follow the check leave an out-of-range edge out, so they are safe to run
+    before it is read.  adj has room for 2 x the input edges (self-loops do not go
+    in: a little is unused); only where that bound does not fit the int32 edge index
+    are the counts read first, to see whether the real count does."""
+    from .sequential import INT32_MAX
+    from .shiloach_vishkin import DeviceEdges, raw_edges
     m_in = len(arr)
     R = arr.R if isinstance(arr, DeviceEdges) else device.to_device(raw_edges(arr))
     wide = R.dtype == np.int64
     chunk = -(-m_in // (grid * block)) * block
     counts = device.zeros(grid + 1, np.int32)
     launch(K.cc_edges_count_i64 if wide else K.cc_edges_count_i32, R, counts, n, m_in, chunk)
+    m = None
+    if 2 * m_in > INT32_MAX:               # the bound may be too large: read the real count
+        m = check_counts(n, arr, counts, grid)
+    deg = device.zeros(n, np.int32)
+    launch(uf_degree_i64 if wide else uf_degree_i32, R, deg, n, m_in)
+    vchunk = -(-n // (grid * block)) * block
+    sums = device.zeros(grid, np.int64)
+    launch(uf_scan_sums, deg, sums, n, vchunk)
+    off = device.uninitialized(n + 1, np.int32)
+    launch(uf_scan_write, deg, sums, off, n, vchunk)
+    m_bound = 2 * m_in if m is None else m
+    adj = device.uninitialized(max(m_bound, 1), np.int32)
+    launch(uf_fill_i64 if wide else uf_fill_i32, R, off, deg, adj, n, m_in)
+    return QueuedCsr(off, adj, m, m_bound, counts, arr, grid)
+
+
+def check_counts(n: int, arr, counts, grid: int) -> int:
+    """The directed edge count, from cc_edges_count's counters (a host read, which
+    waits for the kernels queued so far); raises ValueError naming the first bad
+    edge where an id was out of range, or where the edges do not fit int32 indices."""
+    from .sequential import INT32_MAX, validate_edges
+    from .shiloach_vishkin import host_edges
     c = counts.to_host().astype(np.int64)
     if c[grid]:
         validate_edges(n, host_edges(arr))            # raises, naming the first bad edge
@@ -336,18 +400,15 @@ def build_csr(n: int, arr, device, grid: int, block: int, launch):
     if 2 * half > INT32_MAX:
         raise ValueError(f"{half} edges (not counting self-loops) give {2 * half} directed "
                          f"edges, more than the int32 edge index allows ({INT32_MAX})")
-    deg = device.zeros(n, np.int32)
-    launch(uf_degree_i64 if wide else uf_degree_i32, R, deg, m_in)
-    vchunk = -(-n // (grid * block)) * block
-    sums = device.zeros(grid, np.int64)
-    launch(uf_scan_sums, deg, sums, n, vchunk)
-    base = np.zeros(grid, dtype=np.int64)
-    np.cumsum(sums.to_host()[:grid - 1], out=base[1:])
-    off = device.empty(n + 1, np.int32)
-    launch(uf_scan_write, deg, device.to_device(base), off, n, vchunk)
-    adj = device.empty(max(2 * half, 1), np.int32)
-    launch(uf_fill_i64 if wide else uf_fill_i32, R, off, deg, adj, m_in)
-    return off, adj, 2 * half
+    return 2 * half
+
+
+def build_csr(n: int, arr, device, grid: int, block: int, launch):
+    """(off, adj, directed edges): the graph in CSR on the device (see the module
+    docstring), checked; arr: the host edges or DeviceEdges (shiloach_vishkin.edge_input)."""
+    csr = queue_csr(n, arr, device, grid, block, launch)
+    m = csr.m if csr.m is not None else check_counts(n, arr, csr.counts, grid)
+    return csr.off, csr.adj, m
 
 
 def hub_capacity(n: int, m: int, block_degree: int, hub_chunk: int) -> int:
@@ -363,18 +424,19 @@ def union_find_csr(n: int, off, adj, device, grid: int, block: int, launch,
                    hub_chunk: int = HUB_CHUNK, m: int | None = None,
                    warp_lists: int = WARP_LISTS):
     """The ECL-CC kernels on a CSR graph already on the device; labels (int64 device
-    array).  m: the directed edge count (off[n]; read from the device when not given)."""
+    array).  m: the directed edge count or a bound on it (sizes the hub list; read
+    from the device, off[n], when not given)."""
     if m is None:
         m = int(off.to_host()[n])
-    parent = device.empty(n, np.int32)
+    parent = device.uninitialized(n, np.int32)
     lists = max(1, min(int(warp_lists), -(-n // 32)))
     region = -(-(-(-n // 32)) // lists) * 32       # the most vertices one part can get
-    wl = device.empty(max(1, lists * region), np.int32)
+    wl = device.uninitialized(max(1, lists * region), np.int32)
     cap = hub_capacity(n, m, block_degree, hub_chunk)
-    hub_v = device.empty(cap, np.int32)
-    hub_beg = device.empty(cap, np.int32)
+    hub_v = device.uninitialized(cap, np.int32)
+    hub_beg = device.uninitialized(cap, np.int32)
     top = device.zeros(32 * lists, np.int32)
-    labels = device.empty(n, np.int64)
+    labels = device.uninitialized(n, np.int64)
     launch(uf_init, off, adj, parent, n, warp_degree)
     launch(uf_compute1, off, adj, parent, wl, top, hub_v, hub_beg, n, warp_degree, block_degree,
            hub_chunk, lists, region)
@@ -407,9 +469,11 @@ def vertex_geometry(n: int):
 
 def union_find(n, edges, device, threads=None, seed=0, launch_options=None,
                warp_degree: int = WARP_DEGREE, block_degree: int = BLOCK_DEGREE,
-               hub_chunk: int = HUB_CHUNK, warp_lists: int = WARP_LISTS):
+               hub_chunk: int = HUB_CHUNK, warp_lists: int = WARP_LISTS, export=None):
     """label(..., method="union-find"): (labels int64 device array, launches, p of the
-    union-find kernels, m_directed).  threads (None: default_geometry for the CSR build,
+    union-find kernels, m_directed); with export, (export(labels), ...): label() passes
+    its export, so that a copy back to the host (numpy edges in) starts, and page-locks
+    its host array, while the kernels still run, before the edge check's read.  threads (None: default_geometry for the CSR build,
     vertex_geometry for the union-find kernels) and launch_options as for Shiloach-Vishkin (every launch gets its own seed
     under schedule="random", derived from the base seed and its position).
     warp_degree / block_degree: the degree thresholds of the thread / warp / block
@@ -432,7 +496,8 @@ def union_find(n, edges, device, threads=None, seed=0, launch_options=None,
     if n == 0:
         if len(arr):
             validate_edges(n, host_edges(arr))
-        return device.zeros(0, np.int64), [], 0, 0
+        labels = device.zeros(0, np.int64)
+        return (labels if export is None else export(labels)), [], 0, 0
     if threads is None:
         grid, block = default_geometry(device, max(n, len(arr)))
         uf_grid, _ = vertex_geometry(n)
@@ -455,9 +520,17 @@ def union_find(n, edges, device, threads=None, seed=0, launch_options=None,
         launch(kernel, *args, kernel_grid=uf_grid)
 
     if len(arr):
-        off, adj, m = build_csr(n, arr, device, grid, block, launch)
+        csr = queue_csr(n, arr, device, grid, block, launch)
+        off, adj, m_bound = csr.off, csr.adj, csr.m_bound
     else:
-        off, adj, m = device.zeros(n + 1, np.int32), device.zeros(1, np.int32), 0
+        csr = None
+        off, adj, m_bound = device.zeros(n + 1, np.int32), device.zeros(1, np.int32), 0
     labels = union_find_csr(n, off, adj, device, uf_grid, block, uf_launch, int(warp_degree),
-                            int(block_degree), int(hub_chunk), m, int(warp_lists))
+                            int(block_degree), int(hub_chunk), m_bound, int(warp_lists))
+    if export is not None:
+        labels = export(labels)
+    # The call's one host read, with every kernel queued: the edge check (an error names
+    # the first bad edge; the labels computed without those edges are dropped).
+    m = 0 if csr is None else csr.m if csr.m is not None else \
+        check_counts(n, arr, csr.counts, grid)
     return labels, launches, uf_grid * block, m

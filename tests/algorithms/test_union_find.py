@@ -167,6 +167,90 @@ def test_device_edges_in_device_labels_out(dtype):
     assert np.array_equal(r.labels, reference(n, edges))
 
 
+def test_one_host_read_and_no_copy_up_per_call(monkeypatch):
+    """Issue 20 item 3: from device edges, label(method="union-find") queues every kernel
+    before it reads anything back, reads the device once (the edge check's counters, after
+    the last kernel) and copies nothing up; a bad edge is still refused by name, among
+    them an int64 id of 2^32 + 1 that an int32 cast would take for vertex 1."""
+    dev = simgpu.get_device("sim:gtx260")
+    n, edges = gen.rmat_graph(7, 6, seed=4)
+    srcs = [dev.to_device(edges.astype(np.int64).ravel()),
+            dev.to_device(edges.astype(np.int32).ravel())]
+    events = []
+    real_launch, real_to_host = dev.launch, dev._to_host
+    monkeypatch.setattr(dev, "launch", lambda k, *a, **o: events.append(k.name) or
+                        real_launch(k, *a, **o))
+    monkeypatch.setattr(dev, "_to_host", lambda arr: events.append("read") or real_to_host(arr))
+    monkeypatch.setattr(dev, "to_device", lambda host: pytest.fail("a copy up"))
+    for src in srcs:
+        events.clear()
+        r = cc.label(n, src, method="union-find", device=dev)
+        assert events[-1] == "read" and events.count("read") == 1
+        assert events[-2] == "uf_flatten" and len(events) == len(r.launches) + 1
+        assert r.directed_edges == 2 * int((edges[:, 0] != edges[:, 1]).sum())
+        monkeypatch.setattr(dev, "_to_host", real_to_host)
+        assert np.array_equal(r.labels.to_host(), reference(n, edges))
+        monkeypatch.setattr(dev, "_to_host", lambda arr: events.append("read") or
+                            real_to_host(arr))
+    monkeypatch.undo()
+    for bad_id in (2**32 + 1, -(2**32) + 1, n):
+        bad = edges.astype(np.int64).copy()
+        bad[17] = (3, bad_id)
+        with pytest.raises(ValueError, match=rf"edge 17 = \(3, {bad_id}\): vertex id {bad_id} "
+                           "is out of range"):
+            cc.label(n, dev.to_device(bad.ravel()), method="union-find", device=dev)
+
+
+def test_numpy_edges_labels_copied_back_before_the_edge_check(monkeypatch):
+    """From host edges the labels' copy back starts before the edge check's read (its
+    host array is page-locked while the kernels run), and a bad edge is still refused."""
+    dev = simgpu.get_device("sim:gtx260")
+    n, edges = gen.uniform_random_graph(200, 500, seed=1)
+    reads = []
+    real_to_host = dev._to_host
+    monkeypatch.setattr(dev, "_to_host", lambda arr: reads.append(arr.size) or real_to_host(arr))
+    r = cc.label(n, edges, method="union-find", device=dev)
+    assert isinstance(r.labels, np.ndarray) and np.array_equal(r.labels, reference(n, edges))
+    assert reads[0] == n and len(reads) == 2           # the labels, then the counters
+    r = cc.label(0, np.empty((0, 2), np.int64), method="union-find", device=dev)
+    assert isinstance(r.labels, np.ndarray) and r.labels.size == 0
+    bad = edges.copy()
+    bad[3] = (2, n)
+    with pytest.raises(ValueError, match=rf"edge 3 = \(2, {n}\): vertex id {n} is out of range"):
+        cc.label(n, bad, method="union-find", device=dev)
+
+
+def test_edge_bound_over_int32_reads_the_count_first(monkeypatch):
+    """Where 2 x the input edges would not fit the int32 edge index (INT32_MAX made 100
+    here), the counts are read before adj is sized: the real count may still fit (self-
+    loops do not count), else a clear error, as before."""
+    from algorithms.connected_components import sequential
+    monkeypatch.setattr(sequential, "INT32_MAX", 100)
+    dev = simgpu.get_device("sim:gtx260")
+    rng = np.random.default_rng(2)
+    loops = np.repeat(np.arange(15), 2).reshape(-1, 2)           # 15 self-loops
+    edges = rng.integers(0, 40, (90, 2))
+    edges = edges[edges[:, 0] != edges[:, 1]][:45]
+    fits = np.concatenate([edges, loops])                        # 60 in, 45 non-loop: 90
+    r = cc.label(40, fits, method="union-find", device=dev)
+    assert r.directed_edges == 90 and np.array_equal(r.labels, reference(40, fits))
+    x = rng.integers(0, 39, 51)
+    over = np.stack([x, x + 1], axis=1)                          # 51 non-loop edges: 102
+    with pytest.raises(ValueError, match="more than the int32 edge index allows"):
+        cc.label(40, over, method="union-find", device=dev)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_no_kernel_reads_a_word_before_it_is_written(seed):
+    """The buffers union-find allocates uninitialized (no memset on a GPU): under
+    check="uninit" every read of a word nothing wrote yet is an error; low thresholds
+    and small hub chunks put vertices on the warp and hub lists too."""
+    n, edges = gen.rmat_graph(8, 4, seed=seed)
+    labels, _ = run(n, edges, threads=128, warp_degree=2, block_degree=6, hub_chunk=5,
+                    launch_options=dict(engine="warps", check="uninit"))
+    assert np.array_equal(labels, reference(n, edges))
+
+
 @pytest.mark.parametrize("method", ["union-find", "shiloach-vishkin"])
 def test_bad_device_edges(method):
     dev = simgpu.get_device("sim:gtx260")

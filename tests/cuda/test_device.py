@@ -51,6 +51,16 @@ def test_report_and_checks_on_the_gpu(gpu):
 
 
 @pytest.mark.gpu
+def test_uninitialized_arrays_take_a_kernel_s_writes(gpu):
+    """Device.uninitialized on the GPU: CuPy memory without a memset, as a kernel's output."""
+    n = 1 << 20
+    src, dst = gpu.to_device(np.arange(n, dtype=np.int32)), gpu.uninitialized(n, np.int32)
+    assert dst.size == n and dst.dtype == np.int32
+    gpu.launch(K.copy_striding, 264, 256, src, dst, n)
+    assert np.array_equal(dst.to_host(), np.arange(n))
+
+
+@pytest.mark.gpu
 def test_large_copies_go_through_page_locked_memory(gpu, rng, monkeypatch):
     """Host arrays of PAGE_LOCK_BYTES or more are registered with the driver for the
     copy (and released after it); smaller ones, or arrays the driver refuses, go

@@ -111,3 +111,17 @@ def test_a_device_copy_carries_what_was_written():
     assert out.to_host().tolist() == list(range(64))
     with pytest.raises(UninitializedRead, match="never written"):
         dev.launch(copy, 1, 64, dev.copy(dev.empty(64, np.int32)), out, 64, check="uninit")
+
+
+def test_uninitialized_arrays_are_empty_arrays_on_the_simulator():
+    """Device.uninitialized: on the simulator empty()'s poisoned zeros (a real GPU skips
+    the memset), with empty()'s checks of the length and dtype."""
+    dev = simgpu.get_device("sim:h100")
+    a = dev.uninitialized(40, np.int32)
+    assert a.size == 40 and a.dtype == np.int32 and not a.to_host().any()
+    with pytest.raises(UninitializedRead, match=r"array 'src' index 0 was never written"):
+        dev.launch(copy, 1, 64, a, dev.zeros(40, np.int32), 40, check="uninit")
+    with pytest.raises(ValueError, match="an array length is an integer >= 0, not -1"):
+        dev.uninitialized(-1, np.int32)
+    with pytest.raises(ValueError, match="complex128.* is not an element type"):
+        dev.uninitialized(4, np.complex128)
