@@ -207,6 +207,10 @@ class MemoryModel:
         "finds it full waits (default: no bound)")
     interconnect_sms_per_port: int = _opt(
         "SMs that share one port of the interconnect (a TPC on GT200)", _POSITIVE, 1)
+    partition_skip_bit: int | None = _opt(
+        "an address bit that takes no part in choosing the partition (it goes to the place "
+        "within it): two interleave pieces that differ only there share a partition "
+        "(default: none, plain round robin)")
 
     @property
     def computed_bandwidth_gbps(self) -> float:
@@ -235,6 +239,11 @@ class MemoryModel:
         if self.partition_interleave_bytes % self.min_access_bytes:
             err("partition_interleave_bytes",
                 f"{self.partition_interleave_bytes} is not a multiple of min_access_bytes = {self.min_access_bytes}")
+        skip = self.partition_skip_bit
+        if skip is not None and (1 << skip) < self.partition_interleave_bytes:
+            err("partition_skip_bit", f"bit {skip} lies within one interleave piece of "
+                                      f"{self.partition_interleave_bytes} B; give a bit at or "
+                                      f"above {self.partition_interleave_bytes.bit_length() - 1}")
         if (self.interconnect_flit_bytes is None) != (self.interconnect_clock_mhz is None):
             err("interconnect_clock_mhz", "interconnect_flit_bytes and interconnect_clock_mhz go "
                                           "together: give both or neither")

@@ -1,7 +1,9 @@
 """The DRAM partitions: where addresses live, and when each transaction is served.
 
 * :class:`AddressMap` -- a byte address's (partition, bank, row): consecutive
-  ``partition_interleave_bytes`` chunks go round-robin over the partitions; in a
+  ``partition_interleave_bytes`` chunks go round-robin over the partitions (where
+  ``partition_skip_bit`` is set, that address bit is left out of the choice, and the
+  chunks it tells apart share a partition, one after the other within it); in a
   partition, consecutive bursts go round-robin over its sub-channels, then over
   their bank groups (``[dram]``; GDDR3 has one of each: a 64-B L2 fill of HBM3
   reads both pseudo-channels at once), and each bank group's bursts fill a row of
@@ -43,9 +45,13 @@ class AddressMap:
     banks_per_group: int
     bursts_per_row: int
     granule: int
+    skip: int
 
     def __init__(self, memory, dram=None):
         self.interleave = memory.partition_interleave_bytes
+        # the chunk-number bit left out of the partition's choice (-1: none)
+        skip = getattr(memory, "partition_skip_bit", None)
+        self.skip = -1 if skip is None else skip - (self.interleave.bit_length() - 1)
         self.n = memory.partitions
         self.banks = memory.dram_banks_per_partition
         self.row_bytes = memory.row_buffer_bytes
@@ -68,7 +74,14 @@ class AddressMap:
     def locate(self, address):
         """(partition, bank, row) of byte addresses (an int or a numpy array)."""
         chunk = address // self.interleave
-        local = (chunk // self.n) * self.interleave + address % self.interleave
+        if self.skip >= 0:                 # two chunks that differ only in bit ``skip``
+            k = self.skip                  # share a partition: the other bits choose it,
+            low = chunk & ((1 << k) - 1)   # this one orders them within it
+            bit = (chunk >> k) & 1
+            chunk = low | ((chunk >> (k + 1)) << k)
+            local = ((chunk // self.n) * 2 + bit) * self.interleave + address % self.interleave
+        else:
+            local = (chunk // self.n) * self.interleave + address % self.interleave
         if self.lanes == 1:
             page = local // self.row_bytes
             return chunk % self.n, page % self.banks, page // self.banks

@@ -3,6 +3,7 @@ from the config's [dram] figures (memory cycles x SM cycles per memory cycle).""
 from __future__ import annotations
 
 import dataclasses
+import pathlib
 
 import numpy as np
 import pytest
@@ -282,14 +283,17 @@ def test_the_address_map_spreads_bursts_over_pseudo_channels_and_bank_groups():
     amap = AddressMap(cfg.memory, cfg.dram)
     per_sub = cfg.memory.dram_banks_per_partition // 2
     per_group = per_sub // 4
-    stride = amap.interleave * amap.n                    # the next chunk at partition 0
+    # the next chunk at partition 0 (address bit 9 takes no part in the choice on the
+    # H100: 512 B on), which goes on in the same row
+    nxt = next(c * amap.interleave for c in range(1, 1000)
+               if amap.where(c * amap.interleave)[0] == 0)
+    assert nxt == 512 and amap.where(nxt)[2] == 0
     seen = []
     for a in range(0, 256, 32):                          # one 256-B chunk: 8 bursts
         p, b, r = amap.where(a)
         seen.append((b // per_sub, b % per_sub // per_group))
         assert p == 0 and r == 0
     assert seen == [(s, g) for g in range(4) for s in range(2)]
-    assert amap.where(stride) == amap.where(0)[:2] + (0,) or amap.where(stride)[0] == 0
     assert amap.locate(np.array([0, 32, 64]))[1].tolist() == [amap.where(a)[1] for a in (0, 32, 64)]
 
 
@@ -408,3 +412,32 @@ def test_interleaved_streams_of_fills_keep_near_the_peak():
     from benchmarks.dram_streams import fraction
     f, _ = fraction(simgpu.get_device("sim:h100").config, 8, 2048)
     assert f > 0.8
+
+
+def test_a_skipped_bit_pairs_interleave_pieces_in_one_partition():
+    """partition_skip_bit = 9 (the H100's l2_slice_map probe): an aligned 1 KiB is two
+    partitions, 2 KiB four, 4 KiB eight, 1 KiB from 512 four; the map stays one to one
+    (every row of 5 MiB holds a row's bursts) and spreads evenly."""
+    cfg = load_config("h100")
+    amap = AddressMap(cfg.memory, cfg.dram)
+    for start, size, parts in ((0, 1024, 2), (0, 2048, 4), (0, 4096, 8), (512, 1024, 4)):
+        assert len({amap.where(a)[0] for a in range(start, start + size, 256)}) == parts
+    a = np.arange(0, amap.n * amap.interleave * 256, 32, dtype=np.int64)  # whole rows each
+    p, b, r = amap.locate(a)
+    # one to one: every (partition, bank, row) holds exactly a row's bursts, no more
+    rows = np.unique(np.stack([p, b, r]), axis=1, return_counts=True)[1]
+    assert rows.min() == rows.max() == amap.bursts_per_row
+    counts = np.bincount(p, minlength=amap.n)
+    assert counts.min() == counts.max()
+    plain = AddressMap(dataclasses.replace(cfg.memory, partition_skip_bit=None), cfg.dram)
+    assert len({plain.where(a)[0] for a in range(0, 1024, 256)}) == 4
+
+
+def test_a_skipped_bit_inside_an_interleave_piece_is_refused(tmp_path):
+    import simgpu.configs as configs
+    text = (pathlib.Path(configs.__file__).parent / "h100.toml").read_text()
+    assert "partition_skip_bit = 9" in text
+    path = tmp_path / "mygpu.toml"
+    path.write_text(text.replace("partition_skip_bit = 9", "partition_skip_bit = 7"))
+    with pytest.raises(configs.ConfigError, match="partition_skip_bit.*bit 7 lies within"):
+        load_config(str(path))

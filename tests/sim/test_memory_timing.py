@@ -283,6 +283,17 @@ def test_warp_groups_equal_lanegroup_warp(grid, block):
 
 # --------------------------------------------------------------------------- DRAM and L2 model
 
+def chunks_of(ms, part: int, count: int) -> list:
+    """The first ``count`` interleave chunks (their addresses) of partition ``part``."""
+    step = ms.amap.interleave
+    out, a = [], 0
+    while len(out) < count:
+        if ms.amap.where(a)[0] == part:
+            out.append(a)
+        a += step
+    return out
+
+
 def memory(device="sim:h100", tmp_path=None, **values):
     """A fresh MemorySystem of a bundled config (some values replaced, given tmp_path)."""
     from simgpu.mem.memory_system import MemorySystem
@@ -303,9 +314,7 @@ def test_a_load_miss_fills_the_l2_block_in_one_transaction():
 
 def test_l2_loads_stores_and_both_have_their_own_bandwidth():
     """32 sectors of one partition, already in the L2, by one instruction each way."""
-    cfg = simgpu.get_device("sim:h100").config
-    stride = cfg.memory.partition_interleave_bytes * cfg.memory.partitions   # partition 0
-    sectors = [k * stride + j * 32 for k in range(4) for j in range(8)]
+    sectors = [c + j * 32 for c in chunks_of(memory(), 0, 4) for j in range(8)]
 
     def one_way(kind):
         ms = memory()
@@ -597,9 +606,9 @@ def test_random_sectors_are_bound_by_the_l2_request_rate(tmp_path):
     bind; in 32 requests of one sector (a random gather) its l2_request_cycles do."""
     ms = memory()
     assert ms.slices.l2_request_cycles > 32 / ms.slices.l2_load_per_cycle      # so a lone sector is request-bound
-    stride = ms.amap.interleave * ms.n                   # the next chunk of partition 0
-    lines = [k * stride + j * 32 for k in range(8) for j in range(4)]
-    scattered = [k * stride for k in range(32)]     # one sector per line
+    chunks = chunks_of(ms, 0, 32)                      # chunks of partition 0
+    lines = [c + j * 32 for c in chunks[:8] for j in range(4)]
+    scattered = chunks                              # one sector per line
     sm0 = ms.slices.sm_half.index(0)
 
     def busy(sectors):
@@ -618,10 +627,9 @@ def test_misses_are_looked_up_too():
     home slice one more): the hits behind it wait."""
     ms = memory()
     sm0 = ms.slices.sm_half.index(0)
-    stride = ms.amap.interleave * ms.n
-    ms.access("load", [k * stride for k in range(8)], [32] * 8, 0.0, sm=sm0)   # partition 0
+    ms.access("load", chunks_of(ms, 0, 8), [32] * 8, 0.0, sm=sm0)   # partition 0
     assert ms.slices.l2_request_free[0] == pytest.approx(8 * ms.slices.l2_request_cycles)
-    ms.access("load", [256 + k * stride for k in range(8)], [32] * 8, 0.0, sm=sm0)   # 1: far
+    ms.access("load", chunks_of(ms, 1, 8), [32] * 8, 0.0, sm=sm0)   # 1: far
     assert ms.slices.l2_request_free[1] == pytest.approx(8 * ms.slices.l2_request_cycles)       # home
     assert ms.slices.l2_request_free[0] == pytest.approx(16 * ms.slices.l2_request_cycles)      # near lookup
 
