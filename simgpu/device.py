@@ -190,7 +190,7 @@ class Device(ABC):
 
     def copy(self, arr: DeviceArray) -> DeviceArray:
         """A new device array with ``arr``'s contents, copied on the device."""
-        out = self.empty(arr.size, arr.dtype)
+        out = self.uninitialized(arr.size, arr.dtype)    # the copy writes every element
         self._device_copy(out, arr)
         return out
 

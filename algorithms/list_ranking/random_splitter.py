@@ -209,28 +209,39 @@ def start(ctx, succ_d, n: int, *, p: int, packing: int, splitters: str,
     dev = ctx.device
     first = len(ctx.launches)
     st = Started(first=first, walk=walk, r=None)
+    # RS1 writes every node's word (owner) before any kernel reads it: no memset (on an
+    # H100 zeroing the 128 MB of words at 2^24 nodes idled the GPU 0.044 ms before RS1)
     if packing == 64 and walk == "paper":
-        st.word = dev.empty(n, np.uint64)
+        st.word = dev.uninitialized(n, np.uint64)
         ctx.launch(rs1_init_64p, p, st.word, n, step="RS1")
     elif packing == 64:
-        st.word = dev.empty(n, np.uint64)
+        st.word = dev.uninitialized(n, np.uint64)
         ctx.launch(rs1_init_64, p, succ_d, st.word, n, step="RS1")
     else:
-        st.owner = dev.empty(n, np.uint16)
+        st.owner = dev.uninitialized(n, np.uint16)
         st.lrank = dev.empty(n, np.int32)
         ctx.launch(rs1_init_48, p, st.owner, n, step="RS1")
     if splitters == "random":
         st.r = p + 1
-        st.arrays = slot_arrays(dev, p + 1, p)
+        st.arrays = slot_arrays(dev, p + 1, p, zero_flags=not checks_in_walk(packing, walk))
     return st
 
 
-def slot_arrays(dev, r: int, p_rand: int) -> tuple:
+def slot_arrays(dev, r: int, p_rand: int, zero_flags: bool) -> tuple:
     """sp_node, spw, kiss, sp_rank and flags (RS4's flag words, then the fused walk's
-    four words, WALKED_TWICE ..: one host read for all) for r slots."""
-    return (dev.zeros(r, np.int32), dev.zeros(2 * (r + 1), np.uint64),
-            dev.zeros(4 * p_rand, np.uint32), dev.zeros(r + 1, np.int32),
-            dev.zeros(rs4_flag_words(r + 1) + 4, np.int32))
+    four words, WALKED_TWICE ..: one host read for all) for r slots.  None is zeroed
+    by a memset but the flags where zero_flags: RS2 writes every sp_node[k] and
+    kiss word it reads, RS2/RS3 every slot word (RS4's second half is written by its
+    first round before it is read), RS4 every sp_rank; the fused walk's RS2 zeroes the
+    flags itself (n_flags_words(r)), the other RS2s leave that to the memset."""
+    return (dev.uninitialized(r, np.int32), dev.uninitialized(2 * (r + 1), np.uint64),
+            dev.uninitialized(4 * p_rand, np.uint32), dev.uninitialized(r + 1, np.int32),
+            (dev.zeros if zero_flags else dev.uninitialized)(n_flag_words(r), np.int32))
+
+
+def n_flag_words(r: int) -> int:
+    """The int32 flag words of r slots: RS4's, then the fused walk's four."""
+    return rs4_flag_words(r + 1) + 4
 
 
 def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, packing: int,
@@ -281,7 +292,8 @@ def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, p
     # at once; beyond, each walker takes several slots in turn (see rs3_walk_64)
     walkers = min(r, max(threads, ctx.resident_threads()))
     sp_node, spw, kiss, sp_rank, flags = (st.arrays if st.r == r and p_rand == p
-                                          else slot_arrays(dev, r, p_rand))
+                                          else slot_arrays(dev, r, p_rand,
+                                                           not checks_in_walk(packing, walk)))
     st.r = None                         # used: a second call allocates its own
     if given_d is None:
         given_d = sp_node               # not read (given_head >= 0): any int32 array
@@ -298,7 +310,7 @@ def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, p
     elif packing == 64:
         word = st.word
         ctx.launch(rs2_choose_64, threads, word, sp_node, spw, kiss, given_d, seed64, p_rand, r,
-                   n, given_head, scan_stats, one_list, step="RS2")
+                   n, given_head, scan_stats, one_list, flags, n_flag_words(r), step="RS2")
         ctx.launch(rs3_walk_64, walkers, word, sp_node, spw, r, flags, e, step="RS3")
     else:
         owner, lrank = st.owner, st.lrank
@@ -405,7 +417,7 @@ def rank_splitters(ctx, spw, sp_rank, m: int, flags, n: int, deferred: bool = Fa
             rounds = int(f[3])
             return check_rs4(rounds, f[rounds % 3]), f[e:]
     elif m <= IN_PLACE_RESIDENT_FACTOR * ctx.resident_threads():
-        slot_words = dev.empty(m, np.uint64)
+        slot_words = dev.uninitialized(m, np.uint64)       # thread k writes before[k]
         ctx.launch(rs4_jump_in_place, m, spw, sp_rank, flags, m, n, slot_words, step="RS4")
 
         def finish():
@@ -413,7 +425,8 @@ def rank_splitters(ctx, spw, sp_rank, m: int, flags, n: int, deferred: bool = Fa
             return check_rs4(1, f[0]), f[e:]
     else:
         slot_words = spw
-        a, b = dev.empty(m, np.uint64), dev.empty(m, np.uint64)
+        a, b = dev.uninitialized(m, np.uint64), dev.uninitialized(m, np.uint64)   # round k
+        # writes every word of its dst before round k + 1 reads it
         ctx.launch(wylie_jump, m, spw, a, flags, 1, m, step="RS4")
         for k in range(1, limit):
             ctx.launch(wylie_jump, m, a, b, flags, k + 1, m, step="RS4")

@@ -153,3 +153,92 @@ def test_hypothesis_any_array_is_ranked_or_refused_like_the_host(succ):
         assert str(got.value) == str(exc)
         return
     np.testing.assert_array_equal(LR.rank(succ, threads=32).ranks, want)
+
+
+def count_allocations(monkeypatch, dev):
+    """Record every device allocation of ``dev`` as (kind, bytes): "zeroed" (zeros(),
+    empty(): a memset on a GPU) or "uninitialized" (no memset), every host read and
+    every copy up."""
+    events = []
+    inside = [0]
+    real_uninitialized, real_zeros, real_to_host = (dev.uninitialized, dev._allocate_zeros,
+                                                    dev._to_host)
+
+    def uninitialized(n, dtype):
+        inside[0] += 1                      # the simulator's uninitialized() zeroes too
+        try:
+            arr = real_uninitialized(n, dtype)
+        finally:
+            inside[0] -= 1
+        events.append(("uninitialized", arr.nbytes))
+        return arr
+
+    def zeros(n, dtype):
+        arr = real_zeros(n, dtype)
+        if not inside[0]:
+            events.append(("zeroed", arr.nbytes))
+        return arr
+
+    monkeypatch.setattr(dev, "uninitialized", uninitialized)
+    monkeypatch.setattr(dev, "_allocate_zeros", zeros)
+    monkeypatch.setattr(dev, "_to_host", lambda arr: events.append(("read", arr.nbytes)) or
+                        real_to_host(arr))
+    real_to_device = dev.to_device
+    monkeypatch.setattr(dev, "to_device", lambda host: events.append(("copy up", 0)) or
+                        real_to_device(host))
+    return events
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("make", [lambda: random_list(3000, 5),
+                                  lambda: random_forest(3000, 7, seed=5)], ids=["list", "forest"])
+def test_device_array_call_zeroes_only_counters(monkeypatch, make, dtype):
+    """Issue 20 (rank() from device arrays within 1.15x its kernels): the default method
+    zero-fills nothing of n or p elements per call (on a GPU each is a memset beside
+    the kernels: the 128 MB of words at 2^24 nodes idled an H100 0.044 ms), only the
+    input scan's counters (5 int64) and, for several lists, the in-degrees and block
+    counts of the head finding; one list: six launches and one host read (the walk's
+    flags, after RS5 is queued)."""
+    dev = simgpu.get_device("sim:gtx260")
+    succ = make()
+    src = dev.to_device(succ.astype(dtype))
+    events = count_allocations(monkeypatch, dev)
+    r = LR.rank(src, device=dev, threads=64)
+    zeroed = [b for kind, b in events if kind == "zeroed"]
+    monkeypatch.undo()
+    np.testing.assert_array_equal(r.ranks.to_host(), rank_sequential(succ))
+    if len(np.flatnonzero(succ == np.arange(len(succ)))) == 1:
+        # int64 input: lr_scan_i64 writes the int32 copy only where an id is in range
+        # (an empty() array, zeroed): the other ids make the ranking refuse it
+        assert zeroed == [40] + ([4 * 3000] if dtype == np.int64 else [])
+        assert [x.kernel for x in r.helper_launches + r.launches] == [
+            "lr_scan_i32" if dtype == np.int32 else "lr_scan_i64", "rs1_init_64",
+            "rs2_choose_64", "rs3_walk_64", "rs4_rank_splitters", "rs5_final_64"]
+        kinds = [kind for kind, _ in events]
+        assert kinds.count("read") == 1 and "copy up" not in kinds
+    else:                    # the scan's counters, in-degrees and counts of the head finding
+        grid = device_input.grid_for(LR._Context(dev, 256, None), 3000)
+        assert zeroed == [40] + ([4 * 3000] if dtype == np.int64 else []) + [
+            4 * 3000, 4 * (grid + 1)]
+
+
+@pytest.mark.parametrize("rs4", ["single block", "in place", "rounds"])
+@pytest.mark.parametrize("cfg", CONFIGS[2:], ids=cid)
+def test_no_kernel_reads_a_word_before_it_is_written(monkeypatch, cfg, rs4):
+    """The buffers the random splitter allocates uninitialized (no memset on a GPU: the
+    words, the slot arrays but the flags where RS2 does not zero them, RS4's copies, the
+    int64 output): under check="uninit" a read of a word nothing wrote yet is an error.
+    One list and a forest; RS4 in each of its three forms (a few slots made "many")."""
+    from algorithms.list_ranking import random_splitter
+    if rs4 != "single block":
+        monkeypatch.setattr(random_splitter, "SINGLE_BLOCK_SLOTS", 8)
+    if rs4 == "rounds":
+        monkeypatch.setattr(random_splitter, "IN_PLACE_RESIDENT_FACTOR", 0)
+    dev = simgpu.get_device("sim:gtx260")
+    for succ in (random_list(400, 3), random_forest(400, 6, seed=3)):
+        r = LR.rank(dev.to_device(succ.astype(np.int32)), device=dev, threads=32,
+                    launch_options=dict(engine="warps", check="uninit"), **cfg)
+        np.testing.assert_array_equal(r.ranks.to_host(), rank_sequential(succ))
+        want = {"single block": "rs4_rank_splitters", "in place": "rs4_jump_in_place",
+                "rounds": "wylie_jump"}[rs4]
+        assert want in [x.kernel for x in r.launches]
