@@ -353,7 +353,8 @@ def timeline(g, call, what, lines, calls=3):
     _pending): a diagnostic.  ``call()`` makes one call (label() or rank())."""
     cp, dev = g.cp, g.dev
     real = {k: getattr(dev, k) for k in ("launch", "_to_host", "_allocate_zeros",
-                                          "_allocate_uninitialized") if hasattr(dev, k)}
+                                          "_allocate_uninitialized", "_settle")
+            if hasattr(dev, k)}
     log = []
     t0 = [0.0]
 
@@ -372,7 +373,7 @@ def timeline(g, call, what, lines, calls=3):
         def step(*a):
             h0 = now()
             out = real[key](*a)
-            what = label if key == "_to_host" else f"{label} {out.nbytes:,} B"
+            what = f"{label} {out.nbytes:,} B" if key.startswith("_allocate") else label
             log.append((what, h0, now(), None, None, None))
             return out
         return step
@@ -383,6 +384,8 @@ def timeline(g, call, what, lines, calls=3):
     dev._allocate_zeros = host_step("_allocate_zeros", "(alloc, zeroed)")
     if "_allocate_uninitialized" in real:
         dev._allocate_uninitialized = host_step("_allocate_uninitialized", "(alloc, no memset)")
+    if "_settle" in real:           # the launches' event times, read after a host read
+        dev._settle = host_step("_settle", "(event times read)")
     try:
         call()                                                      # warm-up
         g.sync()
@@ -399,7 +402,11 @@ def timeline(g, call, what, lines, calls=3):
             wall = now()
             dev.synchronize()
             rows = []
-            for kname, h0, h1, start, end, rep in log:
+            # by host start: a read's event-time step is nested inside it; the
+            # synchronize() after the call, outside the wall time, is left out
+            for kname, h0, h1, start, end, rep in sorted(log, key=lambda x: x[1]):
+                if h0 > wall:
+                    continue
                 if start is None:
                     rows.append((kname, h0, h1, None, None, None))
                 else:
