@@ -353,7 +353,8 @@ def timeline(g, call, what, lines, calls=3):
     _pending): a diagnostic.  ``call()`` makes one call (label() or rank())."""
     cp, dev = g.cp, g.dev
     real = {k: getattr(dev, k) for k in ("launch", "_to_host", "_allocate_zeros",
-                                          "_allocate_uninitialized", "_settle")
+                                          "_allocate_uninitialized",
+                                          "_allocate_uninitialized_together", "_settle")
             if hasattr(dev, k)}
     log = []
     t0 = [0.0]
@@ -370,10 +371,14 @@ def timeline(g, call, what, lines, calls=3):
         return rep
 
     def host_step(key, label):
-        def step(*a):
+        def step(*a, **kw):
             h0 = now()
-            out = real[key](*a)
-            what = f"{label} {out.nbytes:,} B" if key.startswith("_allocate") else label
+            out = real[key](*a, **kw)
+            if key.startswith("_allocate"):
+                made = out if isinstance(out, list) else [out]
+                what = f"{label} {' + '.join(f'{a.nbytes:,}' for a in made)} B"
+            else:
+                what = label
             log.append((what, h0, now(), None, None, None))
             return out
         return step
@@ -384,6 +389,9 @@ def timeline(g, call, what, lines, calls=3):
     dev._allocate_zeros = host_step("_allocate_zeros", "(alloc, zeroed)")
     if "_allocate_uninitialized" in real:
         dev._allocate_uninitialized = host_step("_allocate_uninitialized", "(alloc, no memset)")
+    if "_allocate_uninitialized_together" in real:
+        dev._allocate_uninitialized_together = host_step("_allocate_uninitialized_together",
+                                                         "(allocs in one, no memset)")
     if "_settle" in real:           # the launches' event times, read after a host read
         dev._settle = host_step("_settle", "(event times read)")
     try:

@@ -227,16 +227,25 @@ def start(ctx, succ_d, n: int, *, p: int, packing: int, splitters: str,
     return st
 
 
+def slot_specs(r: int, p_rand: int) -> list:
+    """(length, dtype) of sp_node, spw, kiss, sp_rank and flags for r slots."""
+    return [(r, np.int32), (2 * (r + 1), np.uint64), (4 * p_rand, np.uint32),
+            (r + 1, np.int32), (n_flag_words(r), np.int32)]
+
+
 def slot_arrays(dev, r: int, p_rand: int, zero_flags: bool) -> tuple:
     """sp_node, spw, kiss, sp_rank and flags (RS4's flag words, then the fused walk's
-    four words, WALKED_TWICE ..: one host read for all) for r slots.  None is zeroed
-    by a memset but the flags where zero_flags: RS2 writes every sp_node[k] and
-    kiss word it reads, RS2/RS3 every slot word (RS4's second half is written by its
-    first round before it is read), RS4 every sp_rank; the fused walk's RS2 zeroes the
-    flags itself (n_flags_words(r)), the other RS2s leave that to the memset."""
-    return (dev.uninitialized(r, np.int32), dev.uninitialized(2 * (r + 1), np.uint64),
-            dev.uninitialized(4 * p_rand, np.uint32), dev.uninitialized(r + 1, np.int32),
-            (dev.zeros if zero_flags else dev.uninitialized)(n_flag_words(r), np.int32))
+    four words, WALKED_TWICE ..: one host read for all) for r slots, in one allocation
+    on a GPU (Device.uninitialized_arrays: the host's cost of five was time the GPU
+    idled before RS2).  None is zeroed by a memset but the flags where zero_flags: RS2
+    writes every sp_node[k] and kiss word it reads, RS2/RS3 every slot word (RS4's
+    second half is written by its first round before it is read), RS4 every sp_rank;
+    the fused walk's RS2 zeroes the flags itself (n_flag_words(r)), the other RS2s
+    leave that to a memset."""
+    specs = slot_specs(r, p_rand)
+    if zero_flags:
+        return tuple(dev.uninitialized_arrays(*specs[:4]) + [dev.zeros(*specs[4])])
+    return tuple(dev.uninitialized_arrays(*specs))
 
 
 def n_flag_words(r: int) -> int:
@@ -330,15 +339,6 @@ def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, p
         ctx.launch(rs5_final_48, threads, owner, lrank, sp_rank, n, step="RS5")
         from .device_input import widen
         ranks = widen(ctx, lrank)
-    rs4_rounds, words = rs4_done()      # RS4's convergence, read once RS5 is queued
-    if one_list and words[NOT_ONE_LIST]:
-        attempt = ctx.launches[first + 1:]
-        del ctx.launches[first + 1:]
-        for rep in attempt:
-            rep.extra["step"] = "one list?"
-        ctx.helpers.extend(attempt)
-        return None
-    check_walk_words(words)
     rs1 = ctx.launches[first]
 
     def sublists():
@@ -348,8 +348,20 @@ def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, p
         out["splitter_nodes"] = sp_node.to_host()[lengths > 0].astype(np.int64)
         return out
 
+    # made before the read below, while the GPU still runs: after it, the host's time is
+    # the call's time beyond the kernels
     stats = LazyStats(sublists, threads=p, launched_threads=rs1.grid[0] * rs1.block[0],
-                      packing=packing, walk=walk, slots=r, rs4_rounds=rs4_rounds)
+                      packing=packing, walk=walk, slots=r, rs4_rounds=None)
+    rs4_rounds, words = rs4_done()      # RS4's convergence, read once RS5 is queued
+    if one_list and words[NOT_ONE_LIST]:
+        attempt = ctx.launches[first + 1:]
+        del ctx.launches[first + 1:]
+        for rep in attempt:
+            rep.extra["step"] = "one list?"
+        ctx.helpers.extend(attempt)
+        return None
+    check_walk_words(words)
+    stats["rs4_rounds"] = rs4_rounds
     return ranks, stats
 
 
