@@ -153,12 +153,14 @@ class CudaDevice(Device):
             dst._data[...] = src._data
 
     def _to_host(self, arr):
-        # the event times of every launch but the last first, while the last may still run:
-        # that host time then overlaps the GPU's instead of following the copy (about
-        # 1-4 us per launch on the lent H100's host)
-        self._settle(but_last=True)
         host = np.empty(arr._data.shape, dtype=arr._data.dtype)
         with self.cp.cuda.Device(self.index), self._page_locked(host):
+            # the event times of every launch but the last first, while the last may still
+            # run: that host time then overlaps the GPU's instead of following the copy
+            # (about 1-4 us per launch on the lent H100's host); after the page-locking,
+            # which overlaps the kernels only if it comes before any wait for them (a 32 MB
+            # array takes ~2 ms to lock: label()'s numpy path, 567399e)
+            self._settle(but_last=True)
             arr._data.get(out=host)
         self._settle()
         return host

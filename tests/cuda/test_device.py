@@ -139,3 +139,25 @@ def test_uninitialized_arrays_are_apart_and_aligned(gpu, rng):
     values[1] = np.arange(1, 1001)
     for a, v in zip(arrays, values):
         assert np.array_equal(a.to_host(), v)
+
+
+@pytest.mark.gpu
+def test_a_large_read_locks_its_pages_before_waiting_for_the_kernels(gpu, monkeypatch):
+    """to_host reads the event times of all launches but the last before its copy (the host
+    time overlaps the last kernel), but only after page-locking the host array, which
+    takes milliseconds for tens of MB and overlaps the kernels only if it comes first."""
+    from cuda_backend.device import PAGE_LOCK_BYTES
+    n = PAGE_LOCK_BYTES // 4 + 1
+    src, dst = gpu.to_device(np.arange(n, dtype=np.int32)), gpu.zeros(n, np.int32)
+    runtime = gpu.cp.cuda.runtime
+    order = []
+    real_register, real_settle = runtime.hostRegister, gpu._settle
+    monkeypatch.setattr(runtime, "hostRegister",
+                        lambda p, size, f: (order.append("lock"), real_register(p, size, f)))
+    monkeypatch.setattr(gpu, "_settle", lambda but_last=False: (
+        order.append("times, all but the last" if but_last else "times"),
+        real_settle(but_last)))
+    reps = [gpu.launch(K.copy_striding, 264, 256, src, dst, n) for _ in range(3)]
+    assert np.array_equal(dst.to_host(), np.arange(n))
+    assert order == ["lock", "times, all but the last", "times"]
+    assert all(r.time_ms > 0 for r in reps)
