@@ -32,11 +32,12 @@ end to end from a CuPy array and from numpy like rank(); Shiloach-Vishkin's
 kernels beside it.  Every result is checked (ranks against a CuPy pointer jumping,
 labels of the two CC methods against each other).
 
-Timeline (CUDA only, ``--timeline``): for a few label() calls from device arrays,
-every launch's host issue time and its kernel's start and end on the GPU (CUDA events,
-on one clock with an event recorded when the call starts), and the host reads: where
-the time beside the kernels goes (host before the first kernel, gaps on the GPU,
-after the last kernel).
+Timeline (CUDA only, ``--timeline``): for a few calls of rank() (each list size) and of
+label() (each graph) from device arrays, every launch's host issue time and its kernel's
+start and end on the GPU (CUDA events, on one clock with an event recorded when the call
+starts), the host reads and allocations (a zeroed one is a memset on the GPU), and when
+the call returns: where the time beside the kernels goes (host before the first kernel,
+gaps on the GPU, after the last kernel).
 
 ``python benchmarks/gpu_end_to_end.py [--out FILE] [--timeline]``; ``--sim`` runs the
 same code on the simulator at tiny sizes (wall times, meaningless: a check that the
@@ -50,6 +51,7 @@ import time
 
 import numpy as np
 
+from e2e_timeline import timeline          # benchmarks/e2e_timeline.py (--timeline)
 from simgpu_apps.gpu_tools.inputs import random_list_gpu
 from simgpu_apps.table_out import emit
 
@@ -269,6 +271,7 @@ def list_ranking_rows(g, log2n, gather24, lines, verdicts):
                      1.10))
     verdicts.append((f"best RS1..RS5 (p = {best_p:,}) / one random 64-bit read + write per "
                      "node", size, [best / rw], 1.10))
+    return d_succ
 
 
 def cc_rows(g, name, n, edges, gather24, lines, verdicts, target):
@@ -341,83 +344,6 @@ def cc_rows(g, name, n, edges, gather24, lines, verdicts, target):
     return d_edges
 
 
-def timeline(g, n, d_edges, name, lines, calls=3):
-    """Where a label() call's time beside its kernels goes: every launch's host issue
-    time and its kernel's start and end on the GPU, on one clock (ms from the call's
-    start: an event recorded on the idle stream just before the call), and the host
-    reads.  Reads the CUDA device's pending (report, start, end) event triple of each
-    launch right after it (cuda_backend.device.CudaDevice._pending): a diagnostic."""
-    from algorithms import connected_components as cc
-    cp, dev = g.cp, g.dev
-    real_launch, real_to_host = dev.launch, dev._to_host
-    log = []
-    t0 = [0.0]
-
-    def launch(kernel, *a, **o):
-        h0 = (time.perf_counter() - t0[0]) * 1e3
-        rep = real_launch(kernel, *a, **o)
-        h1 = (time.perf_counter() - t0[0]) * 1e3
-        _, start, end = dev._pending[-1]
-        log.append((rep.kernel, h0, h1, start, end, rep))
-        return rep
-
-    def to_host(arr):
-        h0 = (time.perf_counter() - t0[0]) * 1e3
-        out = real_to_host(arr)
-        log.append(("(host read)", h0, (time.perf_counter() - t0[0]) * 1e3, None, None, None))
-        return out
-
-    summary = []
-    dev.launch, dev._to_host = launch, to_host
-    try:
-        cc.label(n, d_edges, method="union-find", device=dev)      # warm-up
-        g.sync()
-        dev.synchronize()
-        for _ in range(calls):
-            log.clear()
-            ev0 = cp.cuda.Event()
-            g.sync()
-            t0[0] = time.perf_counter()
-            ev0.record()
-            cc.label(n, d_edges, method="union-find", device=dev)
-            g.sync()
-            wall = (time.perf_counter() - t0[0]) * 1e3
-            dev.synchronize()
-            rows = []
-            for kname, h0, h1, start, end, rep in log:
-                if start is None:
-                    rows.append((kname, h0, h1, None, None, None))
-                else:
-                    rows.append((kname, h0, h1, cp.cuda.get_elapsed_time(ev0, start),
-                                 cp.cuda.get_elapsed_time(ev0, end), rep.time_ms))
-            summary.append((wall, rows))
-    finally:
-        del dev.launch, dev._to_host              # the class's methods again
-    lines += ["", f"### Timeline of label() from device arrays, {name} ({calls} calls; ms from "
-              "the call's start)", "",
-              "| call | wall | kernels | host before the first kernel starts | gaps between "
-              "kernels on the GPU | after the last kernel ends | host issue of the last launch "
-              "ends |", "|---|---:|---:|---:|---:|---:|---:|"]
-    for i, (wall, rows) in enumerate(summary):
-        ks = [r for r in rows if r[3] is not None]
-        gaps = sum(max(0.0, b[3] - a[4]) for a, b in zip(ks, ks[1:]))
-        lines.append(f"| {i + 1} | {wall:.3f} | {sum(r[5] for r in ks):.3f} | {ks[0][3]:.3f} | "
-                     f"{gaps:.3f} | {wall - ks[-1][4]:.3f} | {ks[-1][2]:.3f} |")
-    wall, rows = summary[-1]
-    lines += ["", f"Call {len(summary)} step by step:", "",
-              "| step | host issue from | to | GPU start | GPU end | kernel ms | GPU idle before |",
-              "|---|---:|---:|---:|---:|---:|---:|"]
-    prev_end = 0.0
-    for kname, h0, h1, gs, ge, k in rows:
-        if gs is None:
-            lines.append(f"| {kname} | {h0:.3f} | {h1:.3f} | | | | |")
-            continue
-        lines.append(f"| {kname} | {h0:.3f} | {h1:.3f} | {gs:.3f} | {ge:.3f} | {k:.3f} | "
-                     f"{max(0.0, gs - prev_end):.3f} |")
-        prev_end = ge
-    lines.append(f"| (call returns, GPU synchronized) | {wall:.3f} | | | | | |")
-
-
 ARGS = None
 
 
@@ -430,7 +356,7 @@ def main():
     p.add_argument("--graph", type=int, nargs=2, default=[22, 24], help="log2 n, log2 m")
     p.add_argument("--kron", type=int, nargs=2, default=[21, 16], help="scale, edge factor")
     p.add_argument("--sim", action="store_true")
-    p.add_argument("--timeline", action="store_true", help="label()'s launch timeline (CUDA)")
+    p.add_argument("--timeline", action="store_true", help="rank()'s and label()'s launch timelines (CUDA)")
     p.add_argument("--calls", type=int, default=CALLS, help="timed calls per measurement")
     p.add_argument("--out")
     ARGS = args = p.parse_args()
@@ -458,8 +384,9 @@ def main():
              "(H2D + kernels + D2H) |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
     verdicts = []
+    lists = []
     for k in args.log2n:
-        list_ranking_rows(g, k, gather24, lines, verdicts)
+        lists.append((k, list_ranking_rows(g, k, gather24, lines, verdicts)))
         print("\n".join(lines), flush=True)           # so far, in case a time limit stops the run
     lines += ["", "## Connected components (int32 edges)", "",
               "| graph | union-find kernels (uf_init..uf_flatten) | CSR build kernels | "
@@ -478,12 +405,19 @@ def main():
     graphs.append((name, n, cc_rows(g, name, n, edges, gather24, lines, verdicts, 3.1)))
     print(f"graphs and CC: {time.perf_counter() - t0:.1f} s")
     if args.timeline and not args.sim:
-        for name, n, d_edges in graphs:
+        from algorithms import connected_components as cc
+        from algorithms import list_ranking as LR
+        calls = [(f"rank() from a CuPy array, 2^{k} (random-splitter, validate=True)",
+                  lambda s=d_succ: LR.rank(s, device=dev)) for k, d_succ in lists]
+        calls += [(f"label() from device arrays, {name}",
+                   lambda n=n, e=d_edges: cc.label(n, e, method="union-find", device=dev))
+                  for name, n, d_edges in graphs]
+        for what, call in calls:
             try:
-                timeline(g, n, d_edges, name, lines)
+                timeline(g, call, what, lines)
             except Exception as exc:          # a diagnostic: keep the tables above
                 import traceback
-                lines += ["", f"timeline of {name} failed: {exc!r}", "```",
+                lines += ["", f"timeline of {what} failed: {exc!r}", "```",
                           traceback.format_exc(), "```"]
     lines += ["", "## Targets (issue 20)", "", "| what | n | median | min..max | met (median) | "
               "calls over the target |", "|---|---|---:|---|---|---:|"]

@@ -87,6 +87,7 @@ class CudaDevice(Device):
                                   tuple(props["maxGridSize"]), props["sharedMemPerBlock"])
         self._modules: dict = {}
         self._functions: dict = {}      # id(kernel) -> (kernel, compiled function)
+        self._plans: dict = {}          # id(kernel) -> (kernel, IR, argument specs): _remember
         self._pending: list = []        # (report, start event, end event) not yet timed
         # "gated": time_ms is the kernel's own time (cuda_backend.kernel_timing);
         # "events": plain events around the launch, the host's launch call included.
@@ -112,6 +113,20 @@ class CudaDevice(Device):
         with self.cp.cuda.Device(self.index):
             arr = self.cp.zeros(n, dtype=dtype)      # on the device: no host array, no copy
         return DeviceArray(self, arr, int(arr.data.ptr))
+
+    def _allocate_uninitialized_together(self, specs):
+        # one block of the pool, no memset; each array a view 256-byte aligned in it
+        # (cudaMalloc's alignment), which keeps the block alive while any of them lives
+        offsets, total = [], 0
+        for n, dtype in specs:
+            offsets.append(total)
+            total += -(-n * dtype.itemsize // 256) * 256
+        cp = self.cp
+        with cp.cuda.Device(self.index):
+            memory = cp.empty(max(total, 1), dtype=cp.uint8).data   # a MemoryPointer
+            views = [cp.ndarray((n,), dtype=dtype, memptr=memory + off)
+                     for (n, dtype), off in zip(specs, offsets)]
+        return [DeviceArray(self, v, int(v.data.ptr)) for v in views]
 
     def _allocate_uninitialized(self, n, dtype):
         with self.cp.cuda.Device(self.index):
@@ -140,6 +155,12 @@ class CudaDevice(Device):
     def _to_host(self, arr):
         host = np.empty(arr._data.shape, dtype=arr._data.dtype)
         with self.cp.cuda.Device(self.index), self._page_locked(host):
+            # the event times of every launch but the last first, while the last may still
+            # run: that host time then overlaps the GPU's instead of following the copy
+            # (about 1-4 us per launch on the lent H100's host); after the page-locking,
+            # which overlaps the kernels only if it comes before any wait for them (a 32 MB
+            # array takes ~2 ms to lock: label()'s numpy path, 567399e)
+            self._settle(but_last=True)
             arr._data.get(out=host)
         self._settle()
         return host
@@ -174,17 +195,19 @@ class CudaDevice(Device):
             self.cp.cuda.Device(self.index).synchronize()
         self._settle()
 
-    def _settle(self):
-        """Fill in the CUDA-event times of the launches made since the last settle."""
-        if not self._pending:
+    def _settle(self, but_last: bool = False):
+        """Fill in the CUDA-event times of the launches made since the last settle (but_last:
+        of all but the last, waiting for the one before it to end)."""
+        settled = self._pending[:-1] if but_last else self._pending
+        if not settled:
             return
-        self._pending[-1][2].synchronize()
+        settled[-1][2].synchronize()
         gate_gave_up = self._gate is not None and self._gate.timed_out()
-        for report, start, end in self._pending:
+        for report, start, end in settled:
             report.time_ms = self.cp.cuda.get_elapsed_time(start, end)
             if gate_gave_up and report.extra.get("kernel_timing") == "gated":
                 report.extra["kernel_timing"] = "gated, but a gate timed out: may include the launch"
-        self._pending.clear()
+        del self._pending[:len(settled)]
 
     def _timing_gate(self):
         """The gate of cuda_backend.kernel_timing, made at the first gated launch."""
@@ -240,14 +263,19 @@ class CudaDevice(Device):
         if options.get("check"):
             raise LaunchError(f"check={options['check']!r} runs on the simulator only (sim:...); "
                               "on the GPU use compute-sanitizer --tool racecheck / initcheck")
-        fn, grid, block, scalars, arrays = self.check_launch(kernel, grid, block, args)
+        fast = self._checked_fast(kernel, grid, block, args)
+        if fast is not None:
+            fn, grid, block, argv = fast
+        else:
+            fn, grid, block, scalars, arrays = self.check_launch(kernel, grid, block, args)
+            argv = []
+            for p in fn.params:
+                if isinstance(p.type, ArrayType):
+                    argv.append(arrays[p.name]._data)
+                else:
+                    argv.append(np.array(scalars[p.name], dtype=p.type.dtype)[()])
+            self._remember(kernel, fn)
         func = self.function(kernel)
-        argv = []
-        for p in fn.params:
-            if isinstance(p.type, ArrayType):
-                argv.append(arrays[p.name]._data)
-            else:
-                argv.append(np.array(scalars[p.name], dtype=p.type.dtype)[()])
         cp = self.cp
         with cp.cuda.Device(self.index):
             gate = self._timing_gate()
@@ -279,6 +307,54 @@ class CudaDevice(Device):
         if sync:
             self._settle()
         return report
+
+    # --- the launch checks' fast path -------------------------------------------------
+    # check_launch costs the host tens of microseconds per launch on the lent H100's host
+    # (per argument: a dtype or range check through several properties; per scalar a 0-d
+    # numpy array), time the GPU idles whenever the host is behind it: rank()'s RS2 (14
+    # arguments) took 0.067-0.097 ms to issue (gpu_end_to_end.py --timeline, 2026-11-26).
+    # After one full check of a kernel, a launch whose every argument is of the plainest
+    # accepted kind (a DeviceArray of this device with the parameter's dtype, a Python int
+    # in the parameter's integer range) and whose grid and block are ints within the
+    # limits passes these few tests instead; anything else, and every refusal, goes
+    # through check_launch as before, so the same launches are accepted and refused.
+
+    def _remember(self, kernel, fn):
+        """Keep what the fast path needs of a kernel that passed check_launch once."""
+        if id(kernel) in self._plans:
+            return
+        specs = []
+        for p in fn.params:
+            t = p.type
+            if isinstance(t, ArrayType):
+                specs.append((True, t.elem.dtype, None, 0, 0))
+            elif t.is_int:
+                specs.append((False, None, t.dtype.type, t.min, t.max))
+            else:
+                specs.append((False, None, None, 0, 0))      # float / bool: full check
+        self._plans[id(kernel)] = (kernel, fn, tuple(specs))
+
+    def _checked_fast(self, kernel, grid, block, args):
+        """(fn, grid, block, argv) where the fast path above applies, else None."""
+        plan = self._plans.get(id(kernel))
+        if plan is None or plan[0] is not kernel or type(grid) is not int \
+                or type(block) is not int or len(args) != len(plan[2]):
+            return None
+        lim = self._limits
+        if not (1 <= block <= lim.max_threads_per_block and block <= lim.max_block_dim[0]
+                and 1 <= grid <= lim.max_grid_dim[0]):
+            return None
+        argv = []
+        for (is_array, dtype, scalar, lo, hi), a in zip(plan[2], args):
+            if is_array:
+                if type(a) is not DeviceArray or a.device is not self or a._data.dtype != dtype:
+                    return None
+                argv.append(a._data)
+            elif scalar is not None and type(a) is int and lo <= a <= hi:
+                argv.append(scalar(a))
+            else:
+                return None
+        return plan[1], (grid, 1, 1), (block, 1, 1), argv
 
     def __repr__(self):
         return f"<CudaDevice {self.name}: {self.gpu_name}, {self.arch}>"

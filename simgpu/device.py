@@ -132,9 +132,21 @@ class Device(ABC):
     def _allocate_uninitialized(self, n: int, dtype) -> DeviceArray:
         return self.empty(n, dtype)
 
+    def uninitialized_arrays(self, *specs) -> list:
+        """uninitialized(n, dtype) for each ``(n, dtype)`` in ``specs``; a real GPU makes
+        them in one allocation (cuda_backend), since the host's cost of each allocation
+        is time a GPU idles when the host is behind it.  The simulator makes each apart,
+        so that check="uninit" watches each as its own array."""
+        checked = [(_check_length(n), _check_dtype(dtype)) for n, dtype in specs]
+        return self._allocate_uninitialized_together(checked)
+
+    def _allocate_uninitialized_together(self, specs) -> list:
+        return [self._allocate_uninitialized(n, dtype) for n, dtype in specs]
+
     def zeros(self, n: int, dtype) -> DeviceArray:
         n = _check_length(n)
         return self._allocate_zeros(n, _check_dtype(dtype))
+
 
     def _allocate_zeros(self, n: int, dtype) -> DeviceArray:
         return self._allocate(np.zeros(n, dtype=dtype))
@@ -190,7 +202,7 @@ class Device(ABC):
 
     def copy(self, arr: DeviceArray) -> DeviceArray:
         """A new device array with ``arr``'s contents, copied on the device."""
-        out = self.empty(arr.size, arr.dtype)
+        out = self.uninitialized(arr.size, arr.dtype)    # the copy writes every element
         self._device_copy(out, arr)
         return out
 

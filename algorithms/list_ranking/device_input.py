@@ -336,7 +336,7 @@ def prepare(ctx, src, validate: bool, need_heads: bool, early=None, scanned=None
     offsets = np.zeros(grid, dtype=np.int64)
     np.cumsum(c[:grid - 1], out=offsets[1:])
     info.n_heads = int(c[:grid].sum())
-    heads = dev.empty(max(info.n_heads, 1), np.int32)
+    heads = dev.uninitialized(max(info.n_heads, 1), np.int32)   # lr_heads_pack writes each
     helper_launch(ctx, lr_heads_pack, grid, deg, dev.to_device(offsets), heads, n, chunk,
                   step="heads")
     info.heads = heads
@@ -354,12 +354,12 @@ def check_ranks(ctx, info: Prepared, ranks) -> None:
 
 
 def widen(ctx, src) -> object:
-    out = ctx.device.empty(src.size, np.int64)
+    out = ctx.device.uninitialized(src.size, np.int64)      # every element written
     helper_launch(ctx, lr_widen, grid_for(ctx, src.size), src, out, src.size, step="output")
     return out
 
 
 def low_words(ctx, src, n: int, off: int = 0) -> object:
-    out = ctx.device.empty(n, np.int64)
+    out = ctx.device.uninitialized(n, np.int64)             # every element written
     helper_launch(ctx, lr_low_words, grid_for(ctx, n), src, out, off, n, step="output")
     return out

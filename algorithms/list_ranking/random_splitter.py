@@ -113,8 +113,6 @@ needs no pass over the ranks: the flags come back with RS4's, in one host read.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .random_splitter_kernels import (NONE16, NOT_ONE_LIST, UNWALKED_HIGH, rs1_init_48, rs1_init_64, rs1_init_64p,
@@ -123,6 +121,7 @@ from .random_splitter_kernels import (NONE16, NOT_ONE_LIST, UNWALKED_HIGH, rs1_i
                                       rs4_rank_splitters,
                                       rs4_splitter_ranks, rs5_final_48, rs5_final_64,
                                       rs5_final_64p)
+from .sublists import harmonic, sublist_stats  # noqa: F401  (re-exported: cpu.py, tests)
 from .wylie import LOW, max_rounds, wylie_jump
 
 SINGLE_BLOCK_SLOTS = 16384    # RS4 in one block up to this many slots (the paper's p)
@@ -209,28 +208,48 @@ def start(ctx, succ_d, n: int, *, p: int, packing: int, splitters: str,
     dev = ctx.device
     first = len(ctx.launches)
     st = Started(first=first, walk=walk, r=None)
+    # RS1 writes every node's word (owner) before any kernel reads it: no memset (on an
+    # H100 zeroing the 128 MB of words at 2^24 nodes idled the GPU 0.044 ms before RS1)
     if packing == 64 and walk == "paper":
-        st.word = dev.empty(n, np.uint64)
+        st.word = dev.uninitialized(n, np.uint64)
         ctx.launch(rs1_init_64p, p, st.word, n, step="RS1")
     elif packing == 64:
-        st.word = dev.empty(n, np.uint64)
+        st.word = dev.uninitialized(n, np.uint64)
         ctx.launch(rs1_init_64, p, succ_d, st.word, n, step="RS1")
     else:
-        st.owner = dev.empty(n, np.uint16)
+        st.owner = dev.uninitialized(n, np.uint16)
         st.lrank = dev.empty(n, np.int32)
         ctx.launch(rs1_init_48, p, st.owner, n, step="RS1")
     if splitters == "random":
         st.r = p + 1
-        st.arrays = slot_arrays(dev, p + 1, p)
+        st.arrays = slot_arrays(dev, p + 1, p, zero_flags=not checks_in_walk(packing, walk))
     return st
 
 
-def slot_arrays(dev, r: int, p_rand: int) -> tuple:
+def slot_specs(r: int, p_rand: int) -> list:
+    """(length, dtype) of sp_node, spw, kiss, sp_rank and flags for r slots."""
+    return [(r, np.int32), (2 * (r + 1), np.uint64), (4 * p_rand, np.uint32),
+            (r + 1, np.int32), (n_flag_words(r), np.int32)]
+
+
+def slot_arrays(dev, r: int, p_rand: int, zero_flags: bool) -> tuple:
     """sp_node, spw, kiss, sp_rank and flags (RS4's flag words, then the fused walk's
-    four words, WALKED_TWICE ..: one host read for all) for r slots."""
-    return (dev.zeros(r, np.int32), dev.zeros(2 * (r + 1), np.uint64),
-            dev.zeros(4 * p_rand, np.uint32), dev.zeros(r + 1, np.int32),
-            dev.zeros(rs4_flag_words(r + 1) + 4, np.int32))
+    four words, WALKED_TWICE ..: one host read for all) for r slots, in one allocation
+    on a GPU (Device.uninitialized_arrays: the host's cost of five was time the GPU
+    idled before RS2).  None is zeroed by a memset but the flags where zero_flags: RS2
+    writes every sp_node[k] and kiss word it reads, RS2/RS3 every slot word (RS4's
+    second half is written by its first round before it is read), RS4 every sp_rank;
+    the fused walk's RS2 zeroes the flags itself (n_flag_words(r)), the other RS2s
+    leave that to a memset."""
+    specs = slot_specs(r, p_rand)
+    if zero_flags:
+        return tuple(dev.uninitialized_arrays(*specs[:4]) + [dev.zeros(*specs[4])])
+    return tuple(dev.uninitialized_arrays(*specs))
+
+
+def n_flag_words(r: int) -> int:
+    """The int32 flag words of r slots: RS4's, then the fused walk's four."""
+    return rs4_flag_words(r + 1) + 4
 
 
 def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, packing: int,
@@ -281,7 +300,8 @@ def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, p
     # at once; beyond, each walker takes several slots in turn (see rs3_walk_64)
     walkers = min(r, max(threads, ctx.resident_threads()))
     sp_node, spw, kiss, sp_rank, flags = (st.arrays if st.r == r and p_rand == p
-                                          else slot_arrays(dev, r, p_rand))
+                                          else slot_arrays(dev, r, p_rand,
+                                                           not checks_in_walk(packing, walk)))
     st.r = None                         # used: a second call allocates its own
     if given_d is None:
         given_d = sp_node               # not read (given_head >= 0): any int32 array
@@ -298,7 +318,7 @@ def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, p
     elif packing == 64:
         word = st.word
         ctx.launch(rs2_choose_64, threads, word, sp_node, spw, kiss, given_d, seed64, p_rand, r,
-                   n, given_head, scan_stats, one_list, step="RS2")
+                   n, given_head, scan_stats, one_list, flags, n_flag_words(r), step="RS2")
         ctx.launch(rs3_walk_64, walkers, word, sp_node, spw, r, flags, e, step="RS3")
     else:
         owner, lrank = st.owner, st.lrank
@@ -318,15 +338,6 @@ def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, p
         ctx.launch(rs5_final_48, threads, owner, lrank, sp_rank, n, step="RS5")
         from .device_input import widen
         ranks = widen(ctx, lrank)
-    rs4_rounds, words = rs4_done()      # RS4's convergence, read once RS5 is queued
-    if one_list and words[NOT_ONE_LIST]:
-        attempt = ctx.launches[first + 1:]
-        del ctx.launches[first + 1:]
-        for rep in attempt:
-            rep.extra["step"] = "one list?"
-        ctx.helpers.extend(attempt)
-        return None
-    check_walk_words(words)
     rs1 = ctx.launches[first]
 
     def sublists():
@@ -336,8 +347,20 @@ def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, p
         out["splitter_nodes"] = sp_node.to_host()[lengths > 0].astype(np.int64)
         return out
 
+    # made before the read below, while the GPU still runs: after it, the host's time is
+    # the call's time beyond the kernels
     stats = LazyStats(sublists, threads=p, launched_threads=rs1.grid[0] * rs1.block[0],
-                      packing=packing, walk=walk, slots=r, rs4_rounds=rs4_rounds)
+                      packing=packing, walk=walk, slots=r, rs4_rounds=None)
+    rs4_rounds, words = rs4_done()      # RS4's convergence, read once RS5 is queued
+    if one_list and words[NOT_ONE_LIST]:
+        attempt = ctx.launches[first + 1:]
+        del ctx.launches[first + 1:]
+        for rep in attempt:
+            rep.extra["step"] = "one list?"
+        ctx.helpers.extend(attempt)
+        return None
+    check_walk_words(words)
+    stats["rs4_rounds"] = rs4_rounds
     return ranks, stats
 
 
@@ -405,7 +428,7 @@ def rank_splitters(ctx, spw, sp_rank, m: int, flags, n: int, deferred: bool = Fa
             rounds = int(f[3])
             return check_rs4(rounds, f[rounds % 3]), f[e:]
     elif m <= IN_PLACE_RESIDENT_FACTOR * ctx.resident_threads():
-        slot_words = dev.empty(m, np.uint64)
+        slot_words = dev.uninitialized(m, np.uint64)       # thread k writes before[k]
         ctx.launch(rs4_jump_in_place, m, spw, sp_rank, flags, m, n, slot_words, step="RS4")
 
         def finish():
@@ -413,7 +436,8 @@ def rank_splitters(ctx, spw, sp_rank, m: int, flags, n: int, deferred: bool = Fa
             return check_rs4(1, f[0]), f[e:]
     else:
         slot_words = spw
-        a, b = dev.empty(m, np.uint64), dev.empty(m, np.uint64)
+        a, b = dev.uninitialized(m, np.uint64), dev.uninitialized(m, np.uint64)   # round k
+        # writes every word of its dst before round k + 1 reads it
         ctx.launch(wylie_jump, m, spw, a, flags, 1, m, step="RS4")
         for k in range(1, limit):
             ctx.launch(wylie_jump, m, a, b, flags, k + 1, m, step="RS4")
@@ -440,53 +464,3 @@ def check_walk_words(words) -> None:
     if found:
         raise RuntimeError(f"random-splitter: the walk found {' and '.join(found)} (the input "
                            "is not a forest of lists); rank it with validate=True")
-
-
-def harmonic(m: float) -> float:
-    """H_m for real m >= 1 (exact sum for small m, the asymptotic series beyond)."""
-    if m < 50:
-        k = int(round(m))
-        return sum(1.0 / j for j in range(1, max(k, 1) + 1))
-    return math.log(m) + 0.5772156649015329 + 1 / (2 * m) - 1 / (12 * m * m)
-
-
-def sublist_stats(lengths: np.ndarray, n: int, p_rand: int, heads: int, splitters: str,
-                  p: int) -> dict:
-    """Sublist lengths (mean, max, histogram) beside the values expected for them.
-
-    Random splitters (Reid-Miller): p draws with replacement over n nodes plus
-    the heads give m = h + (n - h)(1 - (1 - 1/n)^p) distinct splitters on
-    average; the sublists (gaps between consecutive splitters) are then close
-    to geometric with mean n/m, so a length falls in [a, b) with probability
-    (1 - m/n)^(a-1) - (1 - m/n)^(b-1), and the longest of the m is expected to
-    be about (n/m) H_m ~ (n/m) ln m.  Even splitters: every sublist has the
-    spacing ceil(n/p) except the last of each list.
-    Histogram bins are [1, 2), [2, 4), [4, 8), ...
-    """
-    used = lengths[lengths > 0]
-    out = {"splitters": splitters, "heads": int(heads), "sublists": int(len(used)),
-           "collisions": int(len(lengths) - len(used)),
-           "mean": float(used.mean()) if len(used) else 0.0,
-           "max": int(used.max()) if len(used) else 0}
-    top = max(int(used.max()).bit_length() if len(used) else 1, 1)
-    edges = [1 << j for j in range(top + 1)]
-    counts = np.bincount(np.log2(used).astype(np.int64) if len(used) else np.zeros(0, np.int64),
-                         minlength=top)[:top]
-    hist = {"bins": [(edges[j], edges[j + 1]) for j in range(top)],
-            "counts": [int(c) for c in counts]}
-    if splitters == "random" and n:
-        m = heads + (n - heads) * (1.0 - (1.0 - 1.0 / n) ** p_rand)
-        q = min(1.0, m / n)
-        out["expected_sublists"] = m
-        out["expected_mean"] = n / m
-        out["expected_max"] = (n / m) * harmonic(m)
-        hist["expected"] = [m * ((1 - q) ** (a - 1) - (1 - q) ** (b - 1))
-                            for a, b in hist["bins"]]
-    elif n:
-        spacing = max(1, -(-n // max(p, 1)))
-        out["expected_sublists"] = len(used)
-        out["expected_mean"] = n / max(len(used), 1)
-        out["expected_max"] = min(spacing, n)
-        hist["expected"] = None
-    out["histogram"] = hist
-    return out

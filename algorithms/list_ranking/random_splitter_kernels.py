@@ -56,29 +56,37 @@ def one_list_head(stats: Array[i64], n: i32) -> i32:
 @kernel
 def rs2_choose_64(word: Array[u64], sp_node: Array[i32], spw: Array[u64], kiss: Array[u32],
                   given: Array[i32], seed: u64, p: i32, r: i32, n: i32, head: i32,
-                  stats: Array[i64], one_list: i32):
+                  stats: Array[i64], one_list: i32, flags: Array[i32], n_flags: i32):
     """head >= 0: the one given splitter (slot p, a single list's head: no array to copy
     up for it); else the given splitters are given[0 .. r - p).  one_list=1: the head
     comes from the input scan's counters (one_list_head) and, where succ is not one
-    list, no splitter is marked, so RS3 walks nothing and RS4 has nothing to rank."""
+    list, no splitter is marked (every sp_node[k] = 0, not node 0's splitter), so RS3
+    walks nothing and RS4 has nothing to rank.  Also zeroes flags[0 .. n_flags) (RS4's
+    and the walk's flag words), so that the host allocates it without a memset: every
+    word the later kernels read is written here (check="uninit" tests this)."""
     t = blockIdx.x * blockDim.x + threadIdx.x
+    stride = gridDim.x * blockDim.x
     if t == 0:
         spw[r] = DONE | (u64(r) << 32)          # the sentinel: weight 0, points to itself
-    todo = r
+    for f in range(t, n_flags, stride):
+        flags[f] = 0
+    choose = 1
     if one_list != 0:
         head = one_list_head(stats, n)
         if head < 0:
-            todo = 0
-    for k in range(t, todo, gridDim.x * blockDim.x):
-        if k < p:
-            kiss_seed_device(kiss, k, seed, u64(k))
-            s = i32(kiss_below(kiss_next(kiss, k), n))
-        elif head >= 0:
-            s = head
-        else:
-            s = given[k - p]
+            choose = 0
+    for k in range(t, r, stride):
+        s = 0                                   # not one list: RS3 finds slot k lost
+        if choose != 0:
+            if k < p:
+                kiss_seed_device(kiss, k, seed, u64(k))
+                s = i32(kiss_below(kiss_next(kiss, k), n))
+            elif head >= 0:
+                s = head
+            else:
+                s = given[k - p]
+            word[s] = (u64(SPLIT_HIGH | k) << 32) | (word[s] & LOW)    # keeps s's successor; benign race: one of two picks wins (RS3)
         sp_node[k] = s
-        word[s] = (u64(SPLIT_HIGH | k) << 32) | (word[s] & LOW)    # keeps s's successor; benign race: one of two picks wins (RS3)
 
 
 @kernel

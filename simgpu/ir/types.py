@@ -95,9 +95,15 @@ SCALAR_TYPES: dict[str, ScalarType] = {
 INT_TYPES = tuple(t for t in SCALAR_TYPES.values() if t.is_int)
 
 
+_BY_DTYPE = {t.dtype: t for t in SCALAR_TYPES.values()}   # from_dtype's usual answers
+
+
 def from_dtype(dtype) -> ScalarType:
     """The scalar type whose numpy dtype is ``dtype`` (ValueError if none is)."""
     dtype = np.dtype(dtype)
+    hit = _BY_DTYPE.get(dtype)     # a dict lookup: every device allocation and launch asks
+    if hit is not None:
+        return hit
     for t in SCALAR_TYPES.values():
         if t.dtype == dtype:
             return t

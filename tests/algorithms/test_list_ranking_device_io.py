@@ -153,3 +153,105 @@ def test_hypothesis_any_array_is_ranked_or_refused_like_the_host(succ):
         assert str(got.value) == str(exc)
         return
     np.testing.assert_array_equal(LR.rank(succ, threads=32).ranks, want)
+
+
+def record_device_calls(monkeypatch, dev):
+    """Record what a call asks of ``dev``, in order: each launch (the kernel's name),
+    host read ("read"), and allocation or copy made through the Device API (its name
+    and the lengths of the arrays it made; an API call made inside another is not
+    listed): "zeros", "empty" (zeroed: a memset on a GPU), "uninitialized" (no memset),
+    "uninitialized_arrays" (several, one allocation on a GPU), "copy", "to_device"
+    (a copy up)."""
+    events = []
+    depth = [0]
+
+    def wrap(name, real):
+        def call(*args):
+            depth[0] += 1
+            try:
+                out = real(*args)
+            finally:
+                depth[0] -= 1
+            if depth[0] == 0:
+                made = out if isinstance(out, list) else [out]
+                events.append((name, [a.size for a in made]))
+            return out
+        return call
+
+    for name in ("zeros", "empty", "uninitialized", "uninitialized_arrays", "copy",
+                 "to_device"):
+        if hasattr(dev, name):
+            monkeypatch.setattr(dev, name, wrap(name, getattr(dev, name)))
+    real_launch, real_to_host = dev.launch, dev._to_host
+    monkeypatch.setattr(dev, "launch", lambda k, *a, **o: events.append((k.name, None)) or
+                        real_launch(k, *a, **o))
+    monkeypatch.setattr(dev, "_to_host", lambda arr: events.append(("read", None)) or
+                        real_to_host(arr))
+    return events
+
+
+def test_one_list_from_a_device_array_allocates_little_and_reads_once(monkeypatch):
+    """Issue 20 (rank() from device arrays within 1.15x its kernels): on a GPU the host's
+    cost of every allocation and launch before RS3 is time the GPU idles (RS3 is the
+    first kernel long enough to hide the host), and a memset is GPU time beside the
+    kernels (zeroing the 128 MB of words at 2^24 nodes idled an H100 0.044 ms).  So the
+    default method from a device array holding one list: the scan's counters zeroed (5
+    int64), the words and the five slot arrays in two allocations without a memset, six
+    launches, one host read (the walk's flags, after RS5 is queued)."""
+    dev = simgpu.get_device("sim:gtx260")
+    n = 3000
+    succ = random_list(n, 5)
+    src = dev.to_device(succ.astype(np.int32))
+    events = record_device_calls(monkeypatch, dev)
+    r = LR.rank(src, device=dev, threads=64)
+    monkeypatch.undo()
+    np.testing.assert_array_equal(r.ranks.to_host(), rank_sequential(succ))
+    assert [name for name, _ in events] == [
+        "zeros", "lr_scan_i32", "uninitialized", "rs1_init_64", "uninitialized_arrays",
+        "rs2_choose_64", "rs3_walk_64", "copy", "rs4_rank_splitters", "rs5_final_64", "read"]
+    assert events[0][1] == [5] and events[2][1] == [n]          # the counters; the words
+    assert len(events[4][1]) == 5 and max(events[4][1]) < n     # the slot arrays
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("make", [lambda: random_list(3000, 5),
+                                  lambda: random_forest(3000, 7, seed=5)], ids=["list", "forest"])
+def test_device_array_call_zeroes_nothing_of_n(monkeypatch, make, dtype):
+    """No zero-filled array of n elements per call (each is a memset on a GPU), but, for
+    several lists, the in-degrees of the head finding (its atomics count from zero) and,
+    for int64 input, the int32 copy that lr_scan_i64 writes only where an id is in range
+    (the other ids make the ranking refuse the input)."""
+    dev = simgpu.get_device("sim:gtx260")
+    succ = make()
+    n = len(succ)
+    src = dev.to_device(succ.astype(dtype))
+    events = record_device_calls(monkeypatch, dev)
+    r = LR.rank(src, device=dev, threads=64)
+    monkeypatch.undo()
+    np.testing.assert_array_equal(r.ranks.to_host(), rank_sequential(succ))
+    zeroed_n = [name for name, sizes in events if name in ("zeros", "empty")
+                and max(sizes) >= n]
+    several = len(np.flatnonzero(succ == np.arange(n))) > 1
+    assert zeroed_n == ["empty"] * (dtype == np.int64) + ["zeros"] * several
+
+
+@pytest.mark.parametrize("rs4", ["single block", "in place", "rounds"])
+@pytest.mark.parametrize("cfg", CONFIGS[2:], ids=cid)
+def test_no_kernel_reads_a_word_before_it_is_written(monkeypatch, cfg, rs4):
+    """The buffers the random splitter allocates uninitialized (no memset on a GPU: the
+    words, the slot arrays but the flags where RS2 does not zero them, RS4's copies, the
+    int64 output): under check="uninit" a read of a word nothing wrote yet is an error.
+    One list and a forest; RS4 in each of its three forms (a few slots made "many")."""
+    from algorithms.list_ranking import random_splitter
+    if rs4 != "single block":
+        monkeypatch.setattr(random_splitter, "SINGLE_BLOCK_SLOTS", 8)
+    if rs4 == "rounds":
+        monkeypatch.setattr(random_splitter, "IN_PLACE_RESIDENT_FACTOR", 0)
+    dev = simgpu.get_device("sim:gtx260")
+    for succ in (random_list(400, 3), random_forest(400, 6, seed=3)):
+        r = LR.rank(dev.to_device(succ.astype(np.int32)), device=dev, threads=32,
+                    launch_options=dict(engine="warps", check="uninit"), **cfg)
+        np.testing.assert_array_equal(r.ranks.to_host(), rank_sequential(succ))
+        want = {"single block": "rs4_rank_splitters", "in place": "rs4_jump_in_place",
+                "rounds": "wylie_jump"}[rs4]
+        assert want in [x.kernel for x in r.launches]

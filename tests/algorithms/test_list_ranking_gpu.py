@@ -63,3 +63,38 @@ def test_ids_out_of_range_and_no_tail_refused_on_the_gpu(gpu, dtype):
         LR.rank(cp.asarray(ring), device=gpu, validate=False)
     np.testing.assert_array_equal(cp.asnumpy(LR.rank(cp.asarray(succ), device=gpu).ranks),
                                   rank_sequential(succ))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("make", [lambda: random_list(1 << 21, 6),
+                                  lambda: random_forest(1 << 21, 300, 7)], ids=["list", "forest"])
+def test_stale_device_memory_does_not_change_the_ranks(gpu, make):
+    """The random splitter's words, slot arrays and flags are allocated without a memset
+    (every word is written by a kernel before one reads it): blocks of CuPy's memory pool
+    that held all-ones bytes before give the same ranks, and a damaged list is still
+    refused."""
+    import cupy as cp
+    succ = make()
+    src = cp.asarray(succ.astype(np.int32))
+    n = len(succ)
+    p = LR.default_threads(gpu, n)
+    sizes = [8 * n, 4 * (p + 1), 16 * (p + 2), 16 * p, 4 * (p + 2), 8 * (p + 2), 4 * 64, 40]
+    for _ in range(2):
+        junk = [cp.full(b, 0xFF, cp.uint8) for b in sizes]     # the pool reuses these blocks
+        del junk
+        r = LR.rank(src, device=gpu)
+        np.testing.assert_array_equal(cp.asnumpy(r.ranks), rank_sequential(succ))
+        del r
+    refused = 0
+    for seed in range(6):                     # one successor changed: merges and cycles
+        bad = damaged(n, seed, 1)
+        want = host_verdict(bad)
+        junk = [cp.full(b, 0xFF, cp.uint8) for b in sizes]
+        del junk
+        if want is None:
+            continue
+        refused += 1
+        with pytest.raises(ValueError) as got:
+            LR.rank(cp.asarray(bad.astype(np.int32)), device=gpu)
+        assert str(got.value) == want
+    assert refused >= 3

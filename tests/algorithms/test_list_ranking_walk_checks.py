@@ -105,16 +105,22 @@ def scan_counters(dev, succ):
                                        ([1, 3, 3, 3], False)])      # head sum out of range
 def test_rs2_and_rs5_for_a_guessed_single_list(succ, one):
     # one_list=1: the head comes from the scan's counters; where succ is not one list RS2
-    # marks no splitter and RS5 leaves the words and raises NOT_ONE_LIST
+    # marks no splitter and RS5 leaves the words and raises NOT_ONE_LIST.  Either way RS2
+    # writes every sp_node (0 where it marks nothing) and zeroes the flag words, which the
+    # host allocates without a memset
     from algorithms.list_ranking.random_splitter_kernels import NOT_ONE_LIST, rs2_choose_64
     dev = simgpu.get_device(DEV)
     stats = scan_counters(dev, succ)
     word = dev.to_device(np.uint64(UNWALKED) | np.array(succ, np.uint64))
-    sp_node = dev.zeros(2, np.int32)
+    sp_node = dev.to_device(np.array([5, 5], np.int32))         # stale values
+    flags = dev.to_device(np.full(37, 9, np.int32))              # more words than threads
     dev.launch(rs2_choose_64, 1, 32, word, sp_node, dev.zeros(6, np.uint64),
-               dev.zeros(4, np.uint32), sp_node, 7, 1, 2, 4, -1, stats, 1)
+               dev.zeros(4, np.uint32), sp_node, 7, 1, 2, 4, -1, stats, 1, flags, 36)
     marked = np.flatnonzero(word.to_host() >= np.uint64(1 << 63))
     assert (0 in marked) == one and (len(marked) > 0) == one
+    assert flags.to_host().tolist() == [0] * 36 + [9]
+    chosen = sp_node.to_host()                # slot 0 random, slot 1 the head (node 0)
+    assert chosen[1] == 0 and 0 <= chosen[0] < 4 and (one or chosen[0] == 0)
     err = dev.zeros(4, np.int32)
     before = word.to_host()
     dev.launch(rs5_final_64, 1, 32, word, dev.zeros(3, np.int32), 4, err, 0, -1, 3, stats, 1)
