@@ -123,23 +123,38 @@ class MemorySystem:
         per-call overhead here.  ``lanes`` (atomics): {word address: lanes on it},
         for the atomic unit's serialization.
 
-        A load's or an atomic's transactions first take the SM's miss entries (where
-        the config bounds them, :mod:`~simgpu.mem.mshr`): those that find none free go
-        on later, as entries free, and the pipeline accepts the instruction then.
+        A load's or an atomic's transactions that miss the SM's L1 first take its miss
+        entries (where the config bounds them, :mod:`~simgpu.mem.mshr`; see
+        :meth:`entry_positions`): those that find none free go on later, as entries
+        free, and the pipeline accepts the instruction then.
         """
         if not isinstance(addresses, list):
             addresses, sizes = np.asarray(addresses).tolist(), np.asarray(sizes).tolist()
         mshr = self.mshr
         if mshr is None or kind == "store" or not addresses:
             return self._request(kind, addresses, sizes, t, sm, l1, lanes)
-        n, first, done, accepted = len(addresses), 0, t, t
-        if mshr.free_at(sm, t) >= n:      # the usual case (the engine waited for entries)
+        free = mshr.free_at(sm, t)
+        if free >= len(addresses):        # the usual case (the engine waited for entries):
+            cache = (self.l1.caches[sm] if kind == "load" and l1 and self.l1 is not None
+                     else None)           # the L1's own count of this request's misses
+            before = cache.misses if cache is not None else 0
             done = self._request(kind, addresses, sizes, t, sm, l1, lanes)
-            mshr.hold(sm, n, done)
+            n = cache.misses - before if cache is not None else len(addresses)
+            if n:
+                mshr.hold(sm, n, done)
             return done
-        while first < n:
-            take, at = mshr.admit(sm, n - first, t)
-            end = first + take
+        need = self.entry_positions(kind, addresses, sm, l1)
+        n, first, done, accepted = len(need), 0, t, t
+        if free >= n:                     # (none for L1 hits)
+            done = self._request(kind, addresses, sizes, t, sm, l1, lanes)
+            if n:
+                mshr.hold(sm, n, done)
+            return done
+        taken = 0
+        while taken < n:
+            take, at = mshr.admit(sm, n - taken, t)
+            taken += take
+            end = need[taken] if taken < n else len(addresses)   # up to the next miss
             back = self._request(kind, addresses[first:end], sizes[first:end], at, sm, l1, lanes)
             mshr.hold(sm, take, back)
             if back > done:
@@ -149,6 +164,31 @@ class MemorySystem:
             first, t = end, at
         self.accepted = accepted
         return done
+
+    def entry_positions(self, kind: str, addresses: list, sm: int, l1: bool = True,
+                        start: int = 0) -> list:
+        """Which of an instruction's transactions (their indices, from ``start``) take a
+        miss entry: those of a load that miss the SM's L1, every one of a load that
+        passes the L1 by and of an atomic.  A sector the L1 holds, or whose data are
+        already on their way there, takes none: its request merges with the entry that
+        fetches it (GPGPU-Sim's and Accel-Sim's MSHRs merge the same way).  The L1 is
+        only looked at, not changed (the access looks it up again)."""
+        cache = (self.l1.caches[sm] if kind == "load" and l1 and self.l1 is not None
+                 else None)
+        if cache is None:
+            return list(range(start, len(addresses)))
+        # (L1Cache.holds, inlined: this runs for every instruction that finds too few
+        # entries free)
+        line, sector, per_line, sets, n_sets = (cache.line, cache.sector, cache.per_line,
+                                                cache.sets, cache.set_count)
+        out = []
+        for i in range(start, len(addresses)):
+            a = addresses[i]
+            tag = a // line
+            entry = sets[tag % n_sets].get(tag)
+            if entry is None or entry[(a // sector) % per_line] is None:
+                out.append(i)
+        return out
 
     def _request(self, kind, addresses, sizes, t, sm, l1, lanes) -> float:
         """One request through the units (its miss entries taken)."""

@@ -256,14 +256,18 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
             end = len(addresses)
             if mshr is not None and end:
                 # a warp instruction's transactions go on together once entries are free
-                # for all of them (for at most the limit at a time, where it has more)
-                need = end - first if end - first < mshr.limit else mshr.limit
-                if mshr.free_at(sm.index, at) < need:    # the warp (and the SM's LSU) waits
-                    when = mshr.when_free(sm.index, need)
-                    mshr.waits += need
-                    mshr.wait_cycles += (when - at) * need
-                    return at, back, (per_warp, lanes, i, first, back), when
-                end = first + need
+                # for all of its L1 misses (for at most the limit at a time, where it has
+                # more); its L1 hits take none (MemorySystem.entry_positions)
+                if mshr.free_at(sm.index, at) < end - first:   # (else room for all)
+                    misses = memory.entry_positions(kind, addresses, sm.index, l1, first)
+                    need = len(misses) if len(misses) < mshr.limit else mshr.limit
+                    if need and mshr.free_at(sm.index, at) < need:   # the warp (the LSU) waits
+                        when = mshr.when_free(sm.index, need)
+                        mshr.waits += need
+                        mshr.wait_cycles += (when - at) * need
+                        return at, back, (per_warp, lanes, i, first, back), when
+                    if need < len(misses):
+                        end = misses[need]           # up to its next miss
             done = memory.access(kind, addresses[first:end] if first or end < len(addresses)
                                  else addresses, sizes[first:end], at, sm.index, l1=l1,
                                  lanes=lanes[i] if lanes else None)

@@ -160,3 +160,46 @@ def test_a_stalled_warp_takes_no_issue_slot():
     load = dev.launch(spin_and_wait, 1, 64, a, out, 0, engine="timed").cycles
     assert alone > load                               # the arithmetic is the longer part
     assert both < alone + 0.1 * alone, (alone, both, load)
+
+
+# --- L1 hits take no entry -------------------------------------------------------------
+
+@kernel
+def same_line_twice(a: Array[i32], out: Array[i32]):
+    t = threadIdx.x
+    x = a[t]                            # one line: four sectors, four misses
+    y = a[t + 0]                        # the same sectors, on their way: L1 hits
+    out[t] = x + y
+
+
+def test_l1_hits_take_no_miss_entry():
+    """A load's sectors that the SM's L1 holds, or has on their way, merge with what
+    fetches them (as GPGPU-Sim's MSHRs merge): with every entry held, an instruction of
+    L1 hits goes on at once, and is served when its sectors are there."""
+    from simgpu.mem.memory_system import MemorySystem
+    ms = MemorySystem(with_mshr("sim:h100", 4).config)
+    line = [0, 32, 64, 96]
+    first = ms.access("load", line, [32] * 4, 0.0, sm=0)          # four misses: every entry
+    assert ms.mshr.free_at(0, 10.0) == 0
+    assert ms.access("load", line, [32] * 4, 10.0, sm=0) == pytest.approx(first)
+    assert ms.accepted == 10.0 and ms.mshr.waits == 0
+    later = first + 1.0
+    ms.access("load", [STRIDE * 4 * k for k in range(1, 5)], [32] * 4, later, sm=0)
+    assert ms.mshr.free_at(0, later) == 0                          # held by four other misses
+    assert ms.access("load", line, [32] * 4, later, sm=0) == pytest.approx(
+        later + ms.l1.latency)
+    assert ms.mshr.waits == 0
+
+
+@pytest.mark.parametrize("engine", ["timed", "timed-block"])
+def test_a_load_of_sectors_on_their_way_does_not_wait_for_entries(engine):
+    """The engine asks entries for an instruction's L1 misses only: a second load of the
+    line the first is fetching costs the same with four entries as with no bound."""
+    cycles = []
+    for limit in (4, None):
+        dev = with_mshr("sim:h100", limit)
+        dev.cache_control = "all"
+        a, out = dev.to_device(np.arange(64, dtype=np.int32)), dev.zeros(32, np.int32)
+        cycles.append(dev.launch(same_line_twice, 1, 32, a, out, engine=engine).cycles)
+        assert (out.to_host() == 2 * np.arange(32)).all()
+    assert cycles[0] == cycles[1]

@@ -1,0 +1,39 @@
+"""benchmarks/h100_stream_limits.py: its variants change exactly the keys they name, and its
+latency recorder leaves the memory system as it found it (the results note's table rests
+on both)."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+import simgpu
+from benchmarks.h100_stream_limits import VARIANTS, load_latencies, read_sum, variant_config
+from simgpu.mem.memory_system import MemorySystem
+
+
+def _fields(cfg) -> dict:
+    return {(section.name, f.name): getattr(getattr(cfg, section.name), f.name)
+            for section in dataclasses.fields(cfg)
+            if dataclasses.is_dataclass(getattr(cfg, section.name))
+            for f in dataclasses.fields(getattr(cfg, section.name))}
+
+
+def test_each_variant_changes_its_keys_and_no_other(tmp_path):
+    base = _fields(simgpu.get_device("sim:h100").config)
+    for name, changes in VARIANTS.items():
+        name_or_path = "sim:" + variant_config(changes, tmp_path) if changes else "sim:h100"
+        cfg = simgpu.get_device(name_or_path).config
+        moved = {key[1]: value for key, value in _fields(cfg).items() if base[key] != value}
+        assert moved == changes, name
+
+
+def test_the_latency_recorder_restores_the_memory_system():
+    original = MemorySystem.access
+    dev = simgpu.get_device("sim:h100")
+    src, out = dev.to_device(np.arange(4096, dtype=np.int32)), dev.zeros(256, np.int32)
+    with load_latencies([]) as lat:
+        dev.launch(read_sum, 1, 256, src, out, 4096, engine="timed-block")
+    assert MemorySystem.access is original
+    assert len(lat) == 8 * 16 and all(done > issued for issued, done in lat)   # 8 warps x 16 loads
+    assert (out.to_host() == np.arange(4096).reshape(16, 256).sum(axis=0)).all()
