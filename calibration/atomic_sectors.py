@@ -97,6 +97,14 @@ def one_counter(counter: Array[i32], n: i32):
 
 
 @kernel
+def block_sum(counter: Array[i32], vals: Array[i32], n: i32):
+    # a block-uniform index, a value that differs by lane (cc_edges_count's shape)
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    if i < n:
+        atomic_add(counter, blockIdx.x, vals[i])
+
+
+@kernel
 def histogram_atomic(keys: Array[i32], hist: Array[i32], n: i32):
     # validation.h100_kernels.histogram_atomic, line for line (256 bins)
     i = blockIdx.x * blockDim.x + threadIdx.x
@@ -146,6 +154,11 @@ def child(out: pathlib.Path) -> None:
     for threads in (32, 32768):
         dev.launch(one_counter, threads // 32, 32, counter, threads)
         names.append(f"one_counter, {threads // 32} warps")
+    vals = dev.to_device(np.arange(1, 32769, dtype=np.int32))
+    sums = dev.zeros(1024, np.int32)
+    for threads in (32, 32768):
+        dev.launch(block_sum, threads // 32, 32, sums, vals, threads)
+        names.append(f"block_sum, {threads // 32} warps")
     cp.cuda.runtime.deviceSynchronize()
     (out / "launches.json").write_text(json.dumps(names))
 
@@ -155,7 +168,7 @@ def sass(out: pathlib.Path) -> None:
     disassembled."""
     from cuda_backend.render import render
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    for k in (histogram_atomic, one_counter):
+    for k in (histogram_atomic, one_counter, block_sum):
         name = k.ir.name
         src = out / f"{name}.cu"
         src.write_text(render(k))
@@ -222,8 +235,9 @@ def report(out: pathlib.Path) -> str:
                          f"{v.get(METRICS[2], 0):.0f} | {v.get(METRICS[3], 0):.0f} | "
                          + " | ".join(str(pred[r]) for r in RULES) + " |")
     if counters:
-        lines += ["", "The project's `one_counter` (every lane adds 1 to word 0; SASS beside "
-                  "the data):", "", "| launch | L1 requests | L1 sectors | L2 requests | "
+        lines += ["", "The project's `one_counter` (every lane adds 1 to word 0) and `block_sum` "
+                  "(every lane of a block adds its own value to word blockIdx.x); SASS beside "
+                  "the data:", "", "| launch | L1 requests | L1 sectors | L2 requests | "
                   "L2 sectors |", "|---|---:|---:|---:|---:|"]
         lines += [f"| {name} | " + " | ".join(f"{v.get(m, 0):.0f}" for m in METRICS[:4]) + " |"
                   for name, v in counters]

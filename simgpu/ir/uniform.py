@@ -8,8 +8,13 @@ aggregation for atomics automatically in many cases" ("CUDA Pro Tip: Optimized
 Filtering with Warp-Aggregated Atomics", updated for CUDA 9). A GPU of the paper's
 day, compiled by CUDA 2.x, did not: each lane's operation reached memory.
 
+With a value that differs by lane, nvcc adds the lanes' values up first (``VOTEU.ANY``,
+``REDUX.SUM``, one ``REDG`` in the SASS of ``atomic_add(counter, blockIdx.x, vals[i])``:
+1 sector per warp under ncu, the same page), which ``REDUX`` does for 32-bit integers.
+
 The front end marks an integer ``atomic_add``/``atomic_sub`` ``uniform`` when its index
-and its value are warp-uniform by construction: built from constants, scalar
+is warp-uniform by construction, and its value too unless it is a 32-bit integer (a
+64-bit value that varies was not measured; it is left unmarked): built from constants, scalar
 parameters and ``blockIdx``/``blockDim``/``gridDim``/``warp_size`` only, through
 locals that are assigned nothing else and not under control flow that lanes may take
 differently. This is a divergence analysis: a local starts uniform and becomes varying
@@ -145,6 +150,6 @@ def _expr(e, uniform_vars):
                 changes[f.name] = new
     if (isinstance(e, ir.Atomic) and e.op in _AGGREGATED and e.type in INT_TYPES
             and not e.uniform and is_uniform(e.index, uniform_vars)
-            and is_uniform(e.value, uniform_vars)):
+            and (is_uniform(e.value, uniform_vars) or e.type.bits == 32)):
         changes["uniform"] = True
     return replace(e, **changes) if changes else e

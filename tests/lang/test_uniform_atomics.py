@@ -5,7 +5,7 @@ from dataclasses import fields
 
 from simgpu.ir import nodes as ir
 from simgpu.lang import (Array, atomic_add, atomic_max, blockDim, blockIdx, device_function,
-                         f32, gridDim, i32, kernel, threadIdx)
+                         f32, gridDim, i32, i64, kernel, threadIdx)
 
 
 @device_function
@@ -15,14 +15,15 @@ def bump(c: Array[i32], k: i32) -> i32:
 
 
 @kernel
-def marks(c: Array[i32], keys: Array[i32], x: Array[f32], n: i32):
+def marks(c: Array[i32], keys: Array[i32], x: Array[f32], w: Array[i64], n: i32):
     i = blockIdx.x * blockDim.x + threadIdx.x
     j = blockIdx.x * 2 + gridDim.x
     if i < n:
         atomic_add(c, 0, 1)             # U: constants
         atomic_add(c, j + n, 1)         # U: blocks, grid and a scalar parameter
         atomic_add(c, i & 7, 1)         # V: threadIdx
-        atomic_add(c, 0, i)             # V: the value varies
+        atomic_add(c, 0, i)             # U: a 32-bit value that varies (REDUX.SUM)
+        atomic_add(w, 0, i64(i))        # V: a 64-bit value that varies (not measured)
         atomic_add(c, keys[0], 1)       # V: a load (conservatively)
         atomic_max(c, 0, 1)             # V: only add/sub are aggregated
         atomic_add(x, 0, f32(1))        # V: floats are not (the sum's rounding)
@@ -63,7 +64,7 @@ def uniform_marks(fn) -> list:
 def test_the_marks_follow_what_varies_between_lanes():
     got = uniform_marks(marks.ir)
     assert got == [(c, c == "U") for c, _ in got]
-    assert [c for c, _ in got] == list("UUVVVVVUVV")
+    assert [c for c, _ in got] == list("UUVUVVVVUVV")
 
 
 def test_a_device_functions_parameters_are_varying():

@@ -50,19 +50,25 @@ def test_each_lane_pattern_has_the_gpus_sector_count(engine):
 
 
 def test_a_uniform_counter_reaches_memory_from_one_lane_where_the_compiler_aggregates():
-    """The probe's one_counter: 1 sector per warp on the H100 (VOTEU.ANY, POPC, one
-    REDG); on the GTX 260 (CUDA 2.x, no aggregation) every lane's add reaches memory."""
+    """The probe's one_counter (VOTEU.ANY, POPC, one REDG) and block_sum (a value by lane:
+    VOTEU.ANY, REDUX.SUM, one REDG): 1 sector per warp on the H100; on the GTX 260
+    (CUDA 2.x, no aggregation) every lane's add reaches memory."""
     counts = {n: v for n, w, v in gpu_rows() if w is None}
+    vals = np.arange(1, 32769, dtype=np.int32)
     for device, lanes_per_warp in (("sim:h100", 1), ("sim:gtx260", 32)):
         dev = simgpu.get_device(device)
         for warps in (1, 1024):
             c = dev.zeros(1, np.int32)
             rep = dev.launch(AS.one_counter, warps, 32, c, warps * 32)
             assert c.to_host()[0] == warps * 32
-            assert rep.atomics.lanes == warps * lanes_per_warp
-            if device == "sim:h100":
-                gpu = counts[f"one_counter, {warps} warps"]
-                assert rep.atomics.transactions == gpu[AS.METRICS[1]] == warps
+            s = dev.zeros(1024, np.int32)
+            rep2 = dev.launch(AS.block_sum, warps, 32, s, dev.to_device(vals), warps * 32)
+            assert (s.to_host()[:warps] == vals[:warps * 32].reshape(warps, 32).sum(1)).all()
+            for name, r in (("one_counter", rep), ("block_sum", rep2)):
+                assert r.atomics.lanes == warps * lanes_per_warp
+                if device == "sim:h100":
+                    gpu = counts[f"{name}, {warps} warps"]
+                    assert r.atomics.transactions == gpu[AS.METRICS[1]] == warps
 
 
 def test_lanes_on_one_word_take_the_l2_one_round_each():

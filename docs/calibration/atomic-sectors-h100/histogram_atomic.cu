@@ -26,15 +26,15 @@ static_assert(sizeof(int8_t) == 1 && sizeof(int16_t) == 2 && sizeof(int32_t) == 
 static __device__ __forceinline__ int32_t add_i32(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
 static __device__ __forceinline__ int32_t mul_i32(int32_t a, int32_t b) { return (int32_t)((uint32_t)a * (uint32_t)b); }
 
-// kernel histogram_atomic, from /work/main/calibration/atomic_sectors.py:100
+// kernel histogram_atomic, from /work/main/calibration/atomic_sectors.py:108
 extern "C" __global__ void histogram_atomic(int32_t* keys, int32_t* hist, int32_t n) {
     // locals start at zero, as in the simulator
     int32_t i = 0;
-    // atomic_sectors.py:102: i = blockIdx.x * blockDim.x + threadIdx.x
+    // atomic_sectors.py:110: i = blockIdx.x * blockDim.x + threadIdx.x
     i = add_i32(mul_i32((int32_t)blockIdx.x, (int32_t)blockDim.x), (int32_t)threadIdx.x);
-    // atomic_sectors.py:103: if i < n:
+    // atomic_sectors.py:111: if i < n:
     if (i < n) {
-        // atomic_sectors.py:104: atomic_add(hist, keys[i] & 255, 1)
+        // atomic_sectors.py:112: atomic_add(hist, keys[i] & 255, 1)
         atomicAdd(&hist[keys[i] & 255], 1);
     }
 }
