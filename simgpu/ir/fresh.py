@@ -25,7 +25,7 @@ looked at alone; the calls are inlined only later, by the compiler).
 """
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import replace
 
 from . import nodes as ir
 
@@ -75,21 +75,7 @@ def _expr(e, stored: frozenset):
     atomics are not forwarded from, and their own old values are read at the L2)."""
     if e is None or not stored or not isinstance(e, ir.Expr):
         return e
-    changes = {}
-    for f in fields(e):
-        if f.name in ("loc", "type", "function"):
-            continue
-        value = getattr(e, f.name)
-        if isinstance(value, ir.Expr):
-            new = _expr(value, stored)
-        elif isinstance(value, tuple):
-            new = tuple(_expr(v, stored) if isinstance(v, ir.Expr) else v for v in value)
-            if all(a is b for a, b in zip(new, value)):
-                new = value                  # nothing marked in it: keep the node as it is
-        else:
-            continue
-        if new is not value:
-            changes[f.name] = new
+    changes = ir.child_changes(e, lambda x: _expr(x, stored))
     if isinstance(e, ir.Load) and e.array.name in stored and not e.fresh:
         changes["fresh"] = True
     return replace(e, **changes) if changes else e

@@ -8,7 +8,7 @@ of a :class:`Binary` already have the node's type (the front end inserted
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from .ops import AtomicOp, BinaryOp, CompareOp, LogicalOp, UnaryOp
 from .types import ArrayType, ScalarType
@@ -147,6 +147,27 @@ class Call(Expr):
     """A call of a ``@device_function``; inlined by the simulator, ``__device__`` in CUDA."""
     function: "Function" = None
     args: tuple = ()                 # Expr for scalars, ArrayRef for arrays
+
+
+def child_changes(e: Expr, f) -> dict:
+    """{field: f(child)} for the sub-expressions of ``e`` that ``f`` changes (a tuple of
+    them, such as a call's arguments, element by element): what a pass that rewrites
+    expressions bottom-up, as the front end's markings do, hands to ``replace``. The
+    type, the location and a call's function are not children."""
+    changes = {}
+    for fl in fields(e):
+        if fl.name in ("loc", "type", "function"):
+            continue
+        value = getattr(e, fl.name)
+        if isinstance(value, Expr):
+            new = f(value)
+            if new is not value:
+                changes[fl.name] = new
+        elif isinstance(value, tuple):
+            new = tuple(f(v) if isinstance(v, Expr) else v for v in value)
+            if any(a is not b for a, b in zip(new, value)):
+                changes[fl.name] = new
+    return changes
 
 
 # --- statements -----------------------------------------------------------

@@ -135,19 +135,7 @@ def _stmt(s, uniform_vars):
 
 def _expr(e, uniform_vars):
     """``e`` with its uniform atomics marked (an atomic's operands are marked first)."""
-    changes = {}
-    for f in fields(e):
-        if f.name in ("loc", "type", "function"):
-            continue
-        value = getattr(e, f.name)
-        if isinstance(value, ir.Expr):
-            new = _expr(value, uniform_vars)
-            if new is not value:
-                changes[f.name] = new
-        elif isinstance(value, tuple) and any(isinstance(v, ir.Expr) for v in value):
-            new = tuple(_expr(v, uniform_vars) if isinstance(v, ir.Expr) else v for v in value)
-            if any(a is not b for a, b in zip(new, value)):
-                changes[f.name] = new
+    changes = ir.child_changes(e, lambda x: _expr(x, uniform_vars))
     if (isinstance(e, ir.Atomic) and e.op in _AGGREGATED and e.type in INT_TYPES
             and not e.uniform and is_uniform(e.index, uniform_vars)
             and (is_uniform(e.value, uniform_vars) or e.type.bits == 32)):
