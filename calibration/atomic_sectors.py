@@ -18,7 +18,6 @@ matches every launch. It also keeps the SASS of the project's rendered
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import pathlib
 import shutil
@@ -29,6 +28,8 @@ import numpy as np
 
 from simgpu.lang import Array, atomic_add, blockDim, blockIdx, i32, kernel, threadIdx
 from simgpu_apps import table_out
+
+from . import kernel_counters
 
 WORD = 4                       # int32 counters
 SECTOR = 32
@@ -182,18 +183,10 @@ def sass(out: pathlib.Path) -> None:
 
 
 def gpu(out: pathlib.Path) -> None:
-    from simgpu_apps.gpu_tools.ncu_csv import find_ncu, ncu_command, ncu_env
     out.mkdir(parents=True, exist_ok=True)
     sass(out)
-    ncu = find_ncu()
-    (out / "gpu.json").write_text(json.dumps({
-        "date": str(datetime.date.today()),
-        "device": subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
-                                  "--format=csv,noheader"], capture_output=True,
-                                 text=True).stdout.strip()}))
-    cmd = ncu_command(ncu, out / "ncu.csv", ["-m", "calibration.atomic_sectors", "--child",
-                                             str(out)], metrics=METRICS)
-    subprocess.run(cmd, check=True, env=ncu_env())
+    kernel_counters.under_ncu(out, METRICS, ["-m", "calibration.atomic_sectors", "--child",
+                                             str(out)])
 
 
 # --- the report -----------------------------------------------------------------------

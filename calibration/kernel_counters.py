@@ -83,6 +83,16 @@ def available(ncu: str, metrics: list) -> tuple[list, list]:
     return has, [m for m in metrics if m not in has]
 
 
+def describe_gpu(out: pathlib.Path, lacking: list = ()) -> None:
+    """OUT/gpu.json: the date, the GPU (name and driver, nvidia-smi) and the metrics ncu
+    lacked, which a probe's report names its table by."""
+    (out / "gpu.json").write_text(json.dumps({
+        "date": str(datetime.date.today()), "lacking": list(lacking),
+        "device": subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                                  "--format=csv,noheader"], capture_output=True,
+                                 text=True).stdout.strip()}))
+
+
 def under_ncu(out: pathlib.Path, metrics: list, child: list) -> None:
     """Run ``python child...`` under ncu (each kernel after a cache flush), its CSV to
     OUT/ncu.csv; OUT/gpu.json says the date, the GPU and the metrics it lacked."""
@@ -90,11 +100,7 @@ def under_ncu(out: pathlib.Path, metrics: list, child: list) -> None:
     metrics, lacking = available(ncu, metrics)
     if lacking:
         print("ncu lacks, left out:", ", ".join(lacking), flush=True)
-    (out / "gpu.json").write_text(json.dumps({
-        "date": str(datetime.date.today()), "lacking": lacking,
-        "device": subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
-                                  "--format=csv,noheader"], capture_output=True,
-                                 text=True).stdout.strip()}))
+    describe_gpu(out, lacking)
     cmd = [ncu, "--clock-control", "none", "--csv", "--print-units", "base",
            "--metrics", ",".join(metrics), "--log-file", str(out / "ncu.csv"),
            sys.executable, *child]

@@ -18,15 +18,16 @@ enough to use every slice.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import pathlib
-import subprocess
 import sys
 
 import numpy as np
 
+from simgpu.configs import load_config
 from simgpu_apps import table_out
+
+from . import kernel_counters
 
 N = 1 << 22
 BINS = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 65536]
@@ -37,6 +38,11 @@ extern "C" __global__ void hist(const int *keys, int *h, int mask, int n) {
     if (i < n) atomicAdd(&h[keys[i] & mask], 1);
 }
 """
+
+
+def random_keys() -> np.ndarray:
+    """The 2^22 keys every histogram of the probe adds up (its GPU run and its report)."""
+    return np.random.default_rng(1).integers(0, 2**31, N, dtype=np.int32)
 
 
 def sectors_per_request(keys: np.ndarray, bins: int) -> float:
@@ -54,7 +60,7 @@ def sectors_per_request(keys: np.ndarray, bins: int) -> float:
 def child(out: pathlib.Path) -> None:
     import cupy as cp
     kern = cp.RawKernel(SOURCE, "hist")
-    keys_h = np.random.default_rng(1).integers(0, 2**31, N, dtype=np.int32)
+    keys_h = random_keys()
     keys = cp.asarray(keys_h)
     raw = cp.zeros((8 << 20) // 4, dtype=cp.int32)
     start = (-raw.data.ptr) % (2 << 20) // 4
@@ -81,11 +87,7 @@ def child(out: pathlib.Path) -> None:
 
 def gpu(out: pathlib.Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    (out / "gpu.json").write_text(json.dumps({
-        "date": str(datetime.date.today()),
-        "device": subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
-                                  "--format=csv,noheader"], capture_output=True,
-                                 text=True).stdout.strip()}))
+    kernel_counters.describe_gpu(out)
     child(out)
 
 
@@ -93,19 +95,21 @@ def report(out: pathlib.Path) -> str:
     table_out.need(out, "rows.json", "gpu.json")
     meta = json.loads((out / "gpu.json").read_text())
     rows = json.loads((out / "rows.json").read_text())
-    keys = np.random.default_rng(1).integers(0, 2**31, N, dtype=np.int32)
+    keys = random_keys()
     spr = {b: sectors_per_request(keys, b) for b in {r["bins"] for r in rows}}
-    # the time of one sector's atomic per slice, from the largest region (all slices)
+    # a slice does one sector's atomic per unit_cycles_per_operation (h100.toml, CAL)
+    cfg = load_config("h100")
+    cycles, ghz = cfg.atomics.unit_cycles_per_operation, cfg.gpu.core_clock_mhz / 1e3
     lines = [f"Histogram atomics against the bins' size and place: {meta['device']}, "
              f"CUDA events (median of 5 after one warm-up), 2^22 random keys, "
              f"`python -m calibration.l2_slice_map`, {meta['date']}.", "",
              "| offset B | bins | bytes | sectors per request (round rule) | ms | "
-             "ns per sector | slices at 1.45 cycles (1.98 GHz) a sector | result ok |",
+             f"ns per sector | slices at {cycles:g} cycles ({ghz:g} GHz) a sector | result ok |",
              "|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         sectors = spr[r["bins"]] * N / 32
         per = r["ms"] * 1e6 / sectors
-        slices = 1.45 / 1.98 / per
+        slices = cycles / ghz / per
         lines.append(f"| {r['offset']} | {r['bins']} | {4 * r['bins']} | {spr[r['bins']]:.2f} | "
                      f"{r['ms']:.3f} | {per:.3f} | {slices:.2f} | {r['ok']} |")
     return "\n".join(lines)
