@@ -149,11 +149,12 @@ class Call(Expr):
     args: tuple = ()                 # Expr for scalars, ArrayRef for arrays
 
 
-def child_changes(e: Expr, f) -> dict:
-    """{field: f(child)} for the sub-expressions of ``e`` that ``f`` changes (a tuple of
-    them, such as a call's arguments, element by element): what a pass that rewrites
-    expressions bottom-up, as the front end's markings do, hands to ``replace``. The
-    type, the location and a call's function are not children."""
+def child_changes(e: "Expr | Stmt", f) -> dict:
+    """{field: f(child)} for the sub-expressions of ``e`` (an expression or a statement)
+    that ``f`` changes (a tuple of them, such as a call's arguments, element by element;
+    a statement's nested statements are not expressions, and are left to the caller):
+    what a pass that rewrites expressions bottom-up, as the front end's markings do,
+    hands to ``replace``. The type, the location and a call's function are not children."""
     changes = {}
     for fl in fields(e):
         if fl.name in ("loc", "type", "function"):

@@ -40,8 +40,8 @@ _AGGREGATED = (AtomicOp.ADD, AtomicOp.SUB)
 
 def mark_uniform_atomics(fn: ir.Function) -> ir.Function:
     """``fn`` with its warp-uniform integer add/sub atomics marked ``uniform``."""
-    known = _Uniform(varying_locals(fn))
-    body = tuple(_stmt(s, known) for s in fn.body)
+    varying = varying_locals(fn)
+    body = tuple(_stmt(s, varying) for s in fn.body)
     return replace(fn, body=body) if body != fn.body else fn
 
 
@@ -57,31 +57,23 @@ def varying_locals(fn: ir.Function) -> set:
             return varying
 
 
-def is_uniform(e, uniform_vars) -> bool:
-    """Whether expression ``e`` is the same in every lane, given the uniform names."""
+def warp_uniform(e, varying: set) -> bool:
+    """Whether expression ``e`` is the same in every lane of a warp, given the varying
+    locals. (simgpu.sim.semantics.is_uniform asks more: the same in every lane of the
+    launch, so without blockIdx or variables.)"""
     if isinstance(e, ir.Const):
         return True
     if isinstance(e, ir.Special):
         return e.name in _UNIFORM_SPECIALS
     if isinstance(e, ir.Var):
-        return e.name in uniform_vars
+        return e.name not in varying
     if isinstance(e, (ir.Load, ir.Atomic, ir.WarpOp, ir.Call)):
         return False
     for f in fields(e):
         value = getattr(e, f.name)
-        if isinstance(value, ir.Expr) and not is_uniform(value, uniform_vars):
+        if isinstance(value, ir.Expr) and not warp_uniform(value, varying):
             return False
     return True
-
-
-class _Uniform:
-    """The uniform names as a set-like view: a name is uniform unless varying."""
-
-    def __init__(self, varying: set):
-        self.varying = varying
-
-    def __contains__(self, name) -> bool:
-        return name not in self.varying
 
 
 def _exits(stmts) -> bool:
@@ -100,44 +92,41 @@ def _exits(stmts) -> bool:
 
 def _walk(stmts, diverged: bool, varying: set) -> None:
     """One pass: mark varying the locals assigned a varying value or under divergence."""
-    uniform = _Uniform(varying)
     for s in stmts:
         if isinstance(s, ir.Assign):
-            if diverged or not is_uniform(s.value, uniform):
+            if diverged or not warp_uniform(s.value, varying):
                 varying.add(s.name)
         elif isinstance(s, ir.If):
-            inner = diverged or not is_uniform(s.cond, uniform)
+            inner = diverged or not warp_uniform(s.cond, varying)
             _walk(s.then, inner, varying)
             _walk(s.orelse, inner, varying)
         elif isinstance(s, ir.While):
-            inner = diverged or not is_uniform(s.cond, uniform) or _exits(s.body)
+            inner = diverged or not warp_uniform(s.cond, varying) or _exits(s.body)
             _walk(s.body, inner, varying)
         elif isinstance(s, ir.For):
             inner = diverged or _exits(s.body) or not all(
-                is_uniform(x, uniform) for x in (s.start, s.stop, s.step))
+                warp_uniform(x, varying) for x in (s.start, s.stop, s.step))
             if inner:
                 varying.add(s.var)
             _walk(s.body, inner, varying)
 
 
-def _stmt(s, uniform_vars):
+def _stmt(s, varying: set):
+    """``s`` with the uniform atomics of its expressions and nested statements marked."""
     if isinstance(s, ir.If):
-        return replace(s, cond=_expr(s.cond, uniform_vars),
-                       then=tuple(_stmt(x, uniform_vars) for x in s.then),
-                       orelse=tuple(_stmt(x, uniform_vars) for x in s.orelse))
-    if isinstance(s, (ir.While, ir.For)):
-        s = replace(s, body=tuple(_stmt(x, uniform_vars) for x in s.body))
-    changes = {f.name: _expr(getattr(s, f.name), uniform_vars) for f in fields(s)
-               if isinstance(getattr(s, f.name), ir.Expr)}
-    changes = {k: v for k, v in changes.items() if v is not getattr(s, k)}
+        s = replace(s, then=tuple(_stmt(x, varying) for x in s.then),
+                    orelse=tuple(_stmt(x, varying) for x in s.orelse))
+    elif isinstance(s, (ir.While, ir.For)):
+        s = replace(s, body=tuple(_stmt(x, varying) for x in s.body))
+    changes = ir.child_changes(s, lambda x: _expr(x, varying))
     return replace(s, **changes) if changes else s
 
 
-def _expr(e, uniform_vars):
+def _expr(e, varying: set):
     """``e`` with its uniform atomics marked (an atomic's operands are marked first)."""
-    changes = ir.child_changes(e, lambda x: _expr(x, uniform_vars))
+    changes = ir.child_changes(e, lambda x: _expr(x, varying))
     if (isinstance(e, ir.Atomic) and e.op in _AGGREGATED and e.type in INT_TYPES
-            and not e.uniform and is_uniform(e.index, uniform_vars)
-            and (is_uniform(e.value, uniform_vars) or e.type.bits == 32)):
+            and not e.uniform and warp_uniform(e.index, varying)
+            and (warp_uniform(e.value, varying) or e.type.bits == 32)):
         changes["uniform"] = True
     return replace(e, **changes) if changes else e
