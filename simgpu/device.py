@@ -147,7 +147,6 @@ class Device(ABC):
         n = _check_length(n)
         return self._allocate_zeros(n, _check_dtype(dtype))
 
-
     def _allocate_zeros(self, n: int, dtype) -> DeviceArray:
         return self._allocate(np.zeros(n, dtype=dtype))
 

@@ -191,13 +191,6 @@ class L1Cache:
         self.hits = 0
         self.misses = 0
 
-    def holds(self, address: int) -> bool:
-        """Whether the sector holding ``address`` is valid or on its way (a ready time is
-        set), without touching the LRU order."""
-        tag = address // self.line
-        entry = self.sets[tag % self.set_count].get(tag)
-        return entry is not None and entry[(address // self.sector) % self.per_line] is not None
-
     def find(self, address: int):
         """(line entry, sector index): the entry is made most recently used, or
         allocated (evicting the set's LRU line) when absent.  ``entry[k]`` is None

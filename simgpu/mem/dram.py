@@ -50,7 +50,7 @@ class AddressMap:
     def __init__(self, memory, dram=None):
         self.interleave = memory.partition_interleave_bytes
         # the chunk-number bit left out of the partition's choice (-1: none)
-        skip = getattr(memory, "partition_skip_bit", None)
+        skip = memory.partition_skip_bit
         self.skip = -1 if skip is None else skip - (self.interleave.bit_length() - 1)
         self.n = memory.partitions
         self.banks = memory.dram_banks_per_partition

@@ -177,8 +177,9 @@ class MemorySystem:
                  else None)
         if cache is None:
             return list(range(start, len(addresses)))
-        # (L1Cache.holds, inlined: this runs for every instruction that finds too few
-        # entries free)
+        # A sector is held, or on its way, where its line's entry has a ready time for it
+        # (L1Cache.find's layout), read here without touching the LRU order; inlined, as
+        # this runs for every instruction that finds too few entries free.
         line, sector, per_line, sets, n_sets = (cache.line, cache.sector, cache.per_line,
                                                 cache.sets, cache.set_count)
         out = []
