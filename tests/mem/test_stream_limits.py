@@ -1,4 +1,4 @@
-"""benchmarks/h100_stream_limits.py: its variants change exactly the keys they name, and its
+"""calibration/stream_limits.py: its variants change exactly the keys they name, and its
 latency recorder leaves the memory system as it found it (the results note's table rests
 on both)."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 
 import simgpu
-from benchmarks.h100_stream_limits import VARIANTS, load_latencies, read_sum, variant_config
+from calibration.stream_limits import VARIANTS, load_latencies, read_sum, variant_config
 from simgpu.mem.memory_system import MemorySystem
 
 

@@ -1,7 +1,7 @@
 """Which unit limits sim:h100's streaming reads: the same kernels with one unit at a time
 taken out of the way (issue 18; docs/results/h100-stream-limits.md).
 
-    python benchmarks/h100_stream_limits.py [--shapes read wide stride8 stride32]
+    python -m calibration.stream_limits [--shapes read wide stride8 stride32]
                                             [--variants model rows-free ...] [--log2n 22]
 
 The GPU's side of the same shapes (the probe proposed in the results note; on the lent
@@ -9,7 +9,7 @@ H100, each shape launched twice for Nsight Compute to time):
 
     ncu --clock-control none --cache-control all --csv --metrics gpu__time_duration.sum,\
         dram__bytes_read.sum,lts__t_sectors.avg.pct_of_peak_sustained_elapsed \
-        python benchmarks/h100_stream_limits.py --device cuda --log2n 24 \
+        python -m calibration.stream_limits --device cuda --log2n 24 \
         --shapes read1 read2 read4 read wide
 
 Shapes (cold L2, timed-block engine, a fresh sim:h100 per run):
@@ -219,7 +219,7 @@ def main() -> None:
         gpu(args.shapes, args.log2n)
         return
     print(f"# sim:h100 streaming limits, engine timed-block, cold L2, {datetime.date.today()} "
-          "(benchmarks/h100_stream_limits.py)")
+          "(calibration/stream_limits.py)")
     print("| shape | variant | us | DRAM GB/s (body) | of peak | bus busy | row hits | "
           "read queue mean | miss-entry waits | load latency mean / median (cycles) | "
           "DRAM B per load | MB in flight (Little) | CPU s |")
