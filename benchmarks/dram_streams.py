@@ -1,15 +1,19 @@
 """The DRAM model alone: one partition fed sequential 64-byte fills from k interleaved
 streams (k SMs reading their own regions), one fill at a time at the partition's peak
-rate. A controller with FR-FCFS over a window of queued requests serves each open row's
-run of fills together and stays near its peak; the model's partition schedules
-FR-FCFS only within the transactions of one request, and books each request at its
-arrival (first come, first served across requests), so interleaved streams conflict in
-the banks.
+rate, under the partition's two schedulers:
+
+* "booked at arrival" (``Dram.serve``, what the timed engines use): each fill is booked
+  when it arrives, FR-FCFS only within one request's transactions and first come,
+  first served across requests, so interleaved streams conflict in the banks;
+* "FR-FCFS" (``Dram.schedule_reads``): the fills' arrivals known in advance, FR-FCFS
+  across them over each sub-channel's window (``read_queue_depth``) with the
+  starvation bound (``frfcfs_cap``), which serves each open row's run of fills
+  together.
 
     python benchmarks/dram_streams.py [--device sim:h100] [--fills 4096]
 
 Prints the fraction of the partition's peak for k = 1, 2, 8, 32 and 128 streams, and
-the row hit rate (bursts to an open row / bursts).
+the row hit rate (bursts to an open row / bursts), under each.
 """
 from __future__ import annotations
 
@@ -20,7 +24,12 @@ import simgpu
 from simgpu.mem import memory_system as ms
 
 
-def fraction(cfg, streams: int, fills: int, size: int = 64) -> tuple[float, float]:
+def fraction(cfg, streams: int, fills: int, size: int = 64,
+             scheduler: str = "arrival") -> tuple[float, float]:
+    """(fraction of the partition's peak, row hit rate) of ``fills`` fills from
+    ``streams`` interleaved streams; ``scheduler``: "arrival" or "fr-fcfs"."""
+    if scheduler not in ("arrival", "fr-fcfs"):
+        raise ValueError(f"scheduler must be 'arrival' or 'fr-fcfs', not {scheduler!r}")
     m = ms.MemorySystem(cfg)
     dram, amap = m.dram, m.amap
     per_part = cfg.memory.peak_bandwidth_gbps * 1e9 / cfg.memory.partitions / \
@@ -36,9 +45,12 @@ def fraction(cfg, streams: int, fills: int, size: int = 64) -> tuple[float, floa
         lists.append(mine)
     order = [lists[i % streams][i // streams] for i in range(fills)]
     gap = size / per_part
-    end = 0.0
-    for i, txn in enumerate(order):
-        end = max(end, dram.serve(0, [txn], i * gap))
+    if scheduler == "fr-fcfs":
+        end = max(dram.schedule_reads(0, [(i * gap, *txn) for i, txn in enumerate(order)]))
+    else:
+        end = 0.0
+        for i, txn in enumerate(order):
+            end = max(end, dram.serve(0, [txn], i * gap))
     p = dram.parts[0]
     return fills * size / end / per_part, p.row_hits / max(1, p.row_hits + p.activations)
 
@@ -51,10 +63,12 @@ def main() -> None:
     cfg = simgpu.get_device(args.device).config
     print(f"# {args.device}: one partition, 64-B fills from k interleaved streams at its peak "
           f"rate ({datetime.date.today()}, benchmarks/dram_streams.py)")
-    print("| streams | fraction of the partition's peak | row hit rate |\n|---:|---:|---:|")
+    print("| streams | booked at arrival: fraction of peak | row hit rate | "
+          "FR-FCFS: fraction of peak | row hit rate |\n|---:|---:|---:|---:|---:|")
     for k in (1, 2, 8, 32, 128):
         f, hits = fraction(cfg, k, args.fills)
-        print(f"| {k} | {f:.2f} | {hits:.2f} |", flush=True)
+        g, g_hits = fraction(cfg, k, args.fills, scheduler="fr-fcfs")
+        print(f"| {k} | {f:.2f} | {hits:.2f} | {g:.2f} | {g_hits:.2f} |", flush=True)
 
 
 if __name__ == "__main__":

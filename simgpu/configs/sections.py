@@ -287,6 +287,8 @@ class DramTiming:
                     _NONNEGATIVE)
     trfc: int = _f("duration of an all-bank refresh, memory cycles", _NONNEGATIVE)
     read_queue_depth: int = _f("reads a sub-channel's scheduler holds (its FR-FCFS window)")
+    frfcfs_cap: int = _f("FR-FCFS starvation bound: the most younger reads (row hits) of its "
+                         "bank that may pass a read", _NONNEGATIVE)
     write_queue_depth: int = _f("writes a sub-channel's write queue holds")
     write_drain_high: int = _f("queued writes at which the sub-channel starts draining them")
     write_drain_low: int = _f("queued writes left when a drain stops", _NONNEGATIVE)

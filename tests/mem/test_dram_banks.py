@@ -402,15 +402,12 @@ def test_one_stream_of_fills_runs_at_the_partitions_peak(device):
     assert f > 0.95 and hits > 0.9
 
 
-@pytest.mark.xfail(strict=True, reason="issue 18: FR-FCFS is applied within one request only; "
-                   "requests are booked first come first served at arrival, so interleaved "
-                   "streams conflict in the banks (41% of peak at 8 streams on sim:h100)")
 def test_interleaved_streams_of_fills_keep_near_the_peak():
     """A controller with FR-FCFS over its queue serves each open row's fills together: 8
-    SMs streaming their own regions through one partition stay near its peak. Strict
-    xfail: it reports the day the mechanism lands."""
+    SMs streaming their own regions through one partition stay near its peak (booked
+    at arrival instead, first come first served across requests: 0.40)."""
     from benchmarks.dram_streams import fraction
-    f, _ = fraction(simgpu.get_device("sim:h100").config, 8, 2048)
+    f, _ = fraction(simgpu.get_device("sim:h100").config, 8, 2048, scheduler="fr-fcfs")
     assert f > 0.8
 
 
