@@ -90,6 +90,12 @@ class FrFcfs:
                 continue
             mine = queued[bank]
             pick = self._choose(mine, sub.open_row[bank], reads, passed, cap)
+            if reads[pick][2] != sub.open_row[bank] and sub.pre_ok[bank] > now:
+                # a miss: decided when the bank can precharge (a hit that arrives before
+                # then is still served first), so that activates are placed in the order
+                # the banks become ready for them, and the older request at a tie
+                bank_free[bank] = sub.pre_ok[bank]
+                continue
             k = mine.index(pick)
             for i in mine[:k]:           # the older reads of its bank that it passes
                 passed[i] += 1

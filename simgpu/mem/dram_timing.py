@@ -35,7 +35,7 @@ State is in flat lists and plain attributes: this runs once per transaction.
 """
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left, bisect_right, insort
 from heapq import heappop, heappush
 
 __all__ = ["Timing", "SubChannel"]
@@ -130,6 +130,8 @@ class SubChannel:
         self.acts: list[float] = []         # recent activates (sorted) ...
         self.act_groups: list[int] = []     # ... and their bank groups
         self.last_data_g = [_NEVER] * timing.groups   # last burst's start per group (tCCD_L)
+        # each group's recent burst starts, sorted (where tCCD_L exceeds a burst)
+        self.group_marks: list[list[float]] = [[] for _ in range(timing.groups)]
         self.bus_start: list[float] = []    # data-bus reservations, sorted
         self.bus_end: list[float] = []
         self.bus_write: list[bool] = []
@@ -279,8 +281,6 @@ class SubChannel:
             ccd_l = self.ccd_l
             span = burst + (bursts - 1) * ccd_l
             last = self.last_data_g[group]
-            # (kept to the group's latest burst; one placed well before it, into a gap,
-            # is not checked against the group's earlier ones)
             if last - ccd_l < first < last + ccd_l:
                 first = last + ccd_l
         elif bursts == 1:
@@ -289,7 +289,10 @@ class SubChannel:
             span = burst + (bursts - 1) * self.burst_slot
         starts = self.bus_start
         if starts and first < starts[-1]:
-            start = self._place(first, span, write)   # maybe into a gap: search
+            if self.group_spacing:                # a gap also tCCD_L from the group's bursts
+                start = self._place_in_group(first, span, write, group)
+            else:
+                start = self._place(first, span, write)   # maybe into a gap: search
             end = start + span
         else:                                     # after every reservation: append
             start = first
@@ -303,6 +306,11 @@ class SubChannel:
                 if e > start:
                     start = e
                     end = start + span
+                    # (after every burst on the bus now: the group's latest is the
+                    # only one that can be nearer than tCCD_L)
+                    if self.group_spacing and start < self.last_data_g[group] + self.ccd_l:
+                        start = self.last_data_g[group] + self.ccd_l
+                        end = start + span
                 if prev == write and start == ends[-1]:
                     ends[-1] = end                # one reservation with the last
                 else:
@@ -310,15 +318,18 @@ class SubChannel:
                     ends.append(end)
                     kinds.append(write)
                     if len(starts) > 64:
-                        self._prune(start)
+                        self._prune(t)    # (from the request's time: what lies between
+                                          # it and this reservation can still matter)
             else:
                 starts.append(start)
                 self.bus_end.append(end)
                 self.bus_write.append(write)
             if end > self.tail:
                 self.tail = end
-        if self.group_spacing and end - burst > self.last_data_g[group]:
-            self.last_data_g[group] = end - burst
+        if self.group_spacing:
+            if end - burst > self.last_data_g[group]:
+                self.last_data_g[group] = end - burst
+            self._mark_group(group, start, bursts, t)
         if write:
             ok = end + self.wr
         else:
@@ -344,16 +355,18 @@ class SubChannel:
             act = ready
         if self.refreshed > act:
             act = self.refreshed
-        act = self._activate_slot(act, bank // self.per_group)
+        act = self._activate_slot(act, bank // self.per_group, t)
         open_row[bank] = row
         self.act_at[bank] = act
         cmd = self.col_ok[bank] = act + self.rcd
         self.pre_ok[bank] = act + self.ras
         return cmd
 
-    def _activate_slot(self, c: float, group: int) -> float:
+    def _activate_slot(self, c: float, group: int, t: float) -> float:
         """The earliest activate time >= ``c`` that keeps tRRD (tRRD_L in one group) to
-        every other activate and at most four in any tFAW; recorded."""
+        every other activate and at most four in any tFAW; recorded.  ``t``: the
+        request's time; activates more than the horizon before it are forgotten (not
+        those before ``c``, which may lie far ahead of the requests still to come)."""
         tm = self.t
         acts, groups = self.acts, self.act_groups
         rrd, rrd_l, faw = tm.rrd, tm.rrd_l, tm.faw
@@ -370,12 +383,12 @@ class SubChannel:
                         break
             acts.insert(k, c)
             groups.insert(k, group)
-            if len(acts) > 64:
-                del acts[:32], groups[:32]
+            if len(acts) > 64 and acts[0] < t - tm.horizon:
+                drop = bisect_right(acts, t - tm.horizon)
+                del acts[:drop], groups[:drop]
             return c
-        reach = rrd_l + faw                          # how far an activate constrains another
-        if acts and acts[0] < c - 2 * reach:         # forget what can no longer matter
-            drop = bisect_right(acts, c - 2 * reach)
+        if acts and acts[0] < t - tm.horizon:        # forget what can no longer matter
+            drop = bisect_right(acts, t - tm.horizon)
             del acts[:drop], groups[:drop]
         while True:
             bump = None
@@ -400,6 +413,34 @@ class SubChannel:
         groups.insert(k, group)
         return c
 
+    def _mark_group(self, group: int, start: float, bursts: int, t: float) -> None:
+        """Record an access's bursts (``start``, then tCCD_L apart) in its bank group's
+        sorted list of burst starts (for placements into gaps)."""
+        marks = self.group_marks[group]
+        ccd_l = self.ccd_l
+        for j in range(bursts):
+            b = start + j * ccd_l
+            if not marks or b >= marks[-1]:
+                marks.append(b)
+            else:
+                insort(marks, b)
+        if len(marks) > 64:
+            del marks[:bisect_right(marks, t - self.t.horizon)]
+
+    def _place_in_group(self, first: float, span: float, write: bool, group: int) -> float:
+        """:meth:`_place` for an access of one bank group (a burst, or bursts tCCD_L
+        apart over ``span``): the earliest bus slot from ``first`` on whose bursts are
+        also tCCD_L from every burst of the group already placed; recorded."""
+        marks, ccd_l = self.group_marks[group], self.ccd_l
+        while True:
+            c = self._place(first, span, write, False)
+            # a group burst within tCCD_L of this access's first to last burst
+            k = bisect_left(marks, c + span - self.burst + ccd_l)
+            if k and marks[k - 1] > c - ccd_l and marks[k - 1] + ccd_l > first:
+                first = marks[k - 1] + ccd_l      # past it (and try again from there)
+            else:                                 # (the second test: rounding only)
+                return self._place(c, span, write)
+
     def _prune(self, t: float) -> None:
         """Forget bus reservations too old to constrain one placed from ``t`` on."""
         ends = self.bus_end
@@ -418,9 +459,10 @@ class SubChannel:
             self.refreshes += 1
             self.next_refresh += tm.refi
 
-    def _place(self, first: float, span: float, write: bool) -> float:
+    def _place(self, first: float, span: float, write: bool, record: bool = True) -> float:
         """The earliest data-bus slot of ``span`` cycles from ``first`` on, with the
-        turnaround between reads and writes kept to both neighbours; recorded."""
+        turnaround between reads and writes kept to both neighbours; recorded (unless
+        ``record`` is false)."""
         tm = self.t
         starts, ends, kinds = self.bus_start, self.bus_end, self.bus_write
         if len(starts) > 32:
@@ -442,6 +484,8 @@ class SubChannel:
             if ends[i] + pad > c:
                 c = ends[i] + pad
             i += 1
+        if not record:
+            return c
         end = c + span
         # Reservations that touch and go the same way are kept as one (a busy bus is
         # then one long reservation, and the search above stays short).
