@@ -5,7 +5,7 @@ rate, under the partition's two schedulers:
 * "booked at arrival" (``Dram.serve``, what the timed engines use): each fill is booked
   when it arrives, FR-FCFS only within one request's transactions and first come,
   first served across requests, so interleaved streams conflict in the banks;
-* "FR-FCFS" (``Dram.schedule_reads``): the fills' arrivals known in advance, FR-FCFS
+* "FR-FCFS" (``dram_scheduler.schedule_reads``): the fills' arrivals known in advance, FR-FCFS
   across them over each sub-channel's window (``read_queue_depth``) with the
   starvation bound (``frfcfs_cap``), which serves each open row's run of fills
   together.
@@ -22,6 +22,7 @@ import datetime
 
 import simgpu
 from simgpu.mem import memory_system as ms
+from simgpu.mem.dram_scheduler import schedule_reads
 
 
 def fraction(cfg, streams: int, fills: int, size: int = 64,
@@ -46,7 +47,7 @@ def fraction(cfg, streams: int, fills: int, size: int = 64,
     order = [lists[i % streams][i // streams] for i in range(fills)]
     gap = size / per_part
     if scheduler == "fr-fcfs":
-        end = max(dram.schedule_reads(0, [(i * gap, *txn) for i, txn in enumerate(order)]))
+        end = max(schedule_reads(dram, 0, [(i * gap, *txn) for i, txn in enumerate(order)]))
     else:
         end = 0.0
         for i, txn in enumerate(order):

@@ -15,15 +15,14 @@
 * :class:`Dram` -- serves a batch of transactions arriving at one partition
   together and returns when each is done there (a reservation table: each
   transaction's commands are placed when it arrives, not simulated cycle by cycle);
-  or, for reads whose arrivals are all known (:meth:`Dram.schedule_reads`), FR-FCFS
-  across them over the controller's window (:mod:`~simgpu.mem.dram_scheduler`).
+  or, for reads whose arrivals are all known, FR-FCFS across them over the
+  controller's window (:func:`simgpu.mem.dram_scheduler.schedule_reads`).
 
 All times are in SM-clock cycles (``gpu.core_clock_mhz``); the ``[dram]`` timings
 are given in memory cycles and converted once.
 """
 from __future__ import annotations
 
-from .dram_scheduler import FrFcfs
 from .dram_timing import SubChannel, Timing
 
 __all__ = ["AddressMap", "Partition", "Dram", "SubChannel", "Timing"]
@@ -175,8 +174,9 @@ class Dram:
         self.parts = [Partition(i, self.timing, d.subchannels, self.banks_per_sub)
                       for i in range(m.partitions)]
         self.wait = 0.0
-        self.frfcfs_cap = d.frfcfs_cap             # (schedule_reads: the starvation bound)
-        self.passed_max = 0                        # the most younger reads that passed one
+        self.frfcfs_cap = d.frfcfs_cap             # (dram_scheduler.schedule_reads: the
+        self.passed_max = 0                        # starvation bound; the most younger
+                                                   # reads that passed one)
 
     def serve(self, part: int, txns: list[tuple[int, int, int, int]], arrive: float,
               finishes: list | None = None,
@@ -279,41 +279,6 @@ class Dram:
             if w > wait:
                 wait = w
         return end, wait
-
-    def schedule_reads(self, part: int, reads: list[tuple[float, int, int, int, int]]) -> list[float]:
-        """Serve ``reads`` [(arrival, bank, row, size, address)] at partition ``part``,
-        all arrivals known in advance, FR-FCFS across them over each sub-channel's
-        window (``read_queue_depth`` reads, no read passed by more than ``frfcfs_cap``
-        younger ones: :class:`~simgpu.mem.dram_scheduler.FrFcfs`); return when each
-        one's data are out (in the order given).  A read of several bursts spread over
-        the sub-channels and bank groups is served burst by burst where the address map
-        puts each (as :meth:`serve` does), and is done with its last burst."""
-        p = self.parts[part]
-        subs, bps, burst = p.subs, self.banks_per_sub, self.burst
-        spread = self.amap.lanes > 1
-        per_sub: list[list] = [[] for _ in subs]       # (arrival, bank, row, bursts)
-        owner: list[list[int]] = [[] for _ in subs]    # the read each piece belongs to
-        for j, (arrival, b, r, s, a) in enumerate(reads):
-            p.transactions += 1
-            p.bytes += s
-            if s > burst and spread:
-                for k in range(0, s, burst):
-                    _, bk, rk = self.amap.where(a + k)
-                    per_sub[bk // bps].append((arrival, bk % bps, rk, 1))
-                    owner[bk // bps].append(j)
-            else:
-                per_sub[b // bps].append((arrival, b % bps, r, -(-s // burst)))
-                owner[b // bps].append(j)
-        done = [0.0] * len(reads)
-        for sc, pieces, whose in zip(subs, per_sub, owner):
-            if pieces:
-                scheduler = FrFcfs(sc, self.timing.read_depth, self.frfcfs_cap)
-                for j, end in zip(whose, scheduler.run(pieces)):
-                    if end > done[j]:
-                        done[j] = end
-                if scheduler.passed_max > self.passed_max:
-                    self.passed_max = scheduler.passed_max
-        return done
 
     def drain(self) -> float:
         """Send every write still queued to its banks (the launch is ending); return

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from .dram_timing import SubChannel
 
-__all__ = ["FrFcfs"]
+__all__ = ["FrFcfs", "schedule_reads"]
 
 
 class FrFcfs:
@@ -149,3 +149,39 @@ class FrFcfs:
             if reads[i][2] == open_row:
                 return i
         return oldest
+
+
+def schedule_reads(dram, part: int, reads: list[tuple[float, int, int, int, int]]) -> list[float]:
+    """Serve ``reads`` [(arrival, bank, row, size, address)] at partition ``part`` of
+    ``dram`` (a :class:`~simgpu.mem.dram.Dram`), all arrivals known in advance, FR-FCFS
+    across them over each sub-channel's window (``read_queue_depth`` reads, none passed
+    by more than ``frfcfs_cap`` younger ones: :class:`FrFcfs`); return when each one's
+    data are out (in the order given).  A read of several bursts spread over the
+    sub-channels and bank groups is served burst by burst where the address map puts
+    each (as ``Dram.serve`` does), and is done with its last burst."""
+    p = dram.parts[part]
+    subs, bps, burst = p.subs, dram.banks_per_sub, dram.burst
+    spread = dram.amap.lanes > 1
+    per_sub: list[list] = [[] for _ in subs]       # (arrival, bank, row, bursts)
+    owner: list[list[int]] = [[] for _ in subs]    # the read each piece belongs to
+    for j, (arrival, b, r, s, a) in enumerate(reads):
+        p.transactions += 1
+        p.bytes += s
+        if s > burst and spread:
+            for k in range(0, s, burst):
+                _, bk, rk = dram.amap.where(a + k)
+                per_sub[bk // bps].append((arrival, bk % bps, rk, 1))
+                owner[bk // bps].append(j)
+        else:
+            per_sub[b // bps].append((arrival, b % bps, r, -(-s // burst)))
+            owner[b // bps].append(j)
+    done = [0.0] * len(reads)
+    for sc, pieces, whose in zip(subs, per_sub, owner):
+        if pieces:
+            scheduler = FrFcfs(sc, dram.timing.read_depth, dram.frfcfs_cap)
+            for j, end in zip(whose, scheduler.run(pieces)):
+                if end > done[j]:
+                    done[j] = end
+            if scheduler.passed_max > dram.passed_max:
+                dram.passed_max = scheduler.passed_max
+    return done
