@@ -12,6 +12,9 @@ Mutlu and Moscibroda, MICRO 2007):
   that hits the bank's open row, else the oldest; but a read that younger reads of
   its bank have passed ``cap`` times (``[dram] frfcfs_cap``) is taken first, so no
   read is passed by more than ``cap`` younger ones;
+* a miss is decided when its bank can precharge (a hit arriving before then still
+  goes first); it then leaves the window, its precharge and activate are placed,
+  and its column command waits for the bank's next turn;
 * the banks' picks are made in the order of their times, and each pick's commands
   are placed by the sub-channel's own rules (:meth:`SubChannel._access
   <simgpu.mem.dram_timing.SubChannel._access>`: tRCD, tRP, tRAS, tRC, tRRD,
@@ -90,7 +93,8 @@ class FrFcfs:
                 continue
             mine = queued[bank]
             pick = self._choose(mine, sub.open_row[bank], reads, passed, cap)
-            if reads[pick][2] != sub.open_row[bank] and sub.pre_ok[bank] > now:
+            row = sub.open_row[bank]
+            if reads[pick][2] != row and row != -1 and sub.pre_ok[bank] > now:
                 # a miss: decided when the bank can precharge (a hit that arrives before
                 # then is still served first), so that activates are placed in the order
                 # the banks become ready for them, and the older request at a tie
