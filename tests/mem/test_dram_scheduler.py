@@ -202,3 +202,22 @@ def test_cap_zero_serves_each_bank_in_arrival_order(reads):
     for bank in range(8):
         mine = [i for i in served_order(s) if reads[i][1] == bank]
         assert mine == sorted(mine, key=lambda i: (reads[i][0], i))
+
+
+@pytest.mark.parametrize("name", ["h100", "gtx260"])
+def test_schedule_reads_of_lone_reads_match_booking_at_arrival(name):
+    """Reads far apart have nothing to reorder: a 64-B fill (on the H100, a burst in
+    each pseudo-channel) takes the same time as Dram.serve gives it, and both count
+    it once."""
+    from simgpu.mem.dram import Dram
+    from simgpu.mem.dram_scheduler import schedule_reads
+    cfg = load_config(name)
+    reads = [(i * 3000.0, a) for i, a in enumerate((0, 64 * 1024, 128, 8 << 20))]
+    booked, scheduled = Dram(cfg), Dram(cfg)
+    amap = booked.amap
+    located = [(t, *amap.where(a)[1:], 64, a) for t, a in reads if amap.where(a)[0] == 0]
+    assert len(located) >= 2
+    ends = [booked.serve(0, [txn[1:]], txn[0]) for txn in located]
+    assert schedule_reads(scheduled, 0, located) == pytest.approx(ends)
+    assert scheduled.parts[0].transactions == booked.parts[0].transactions == len(located)
+    assert scheduled.parts[0].bytes == booked.parts[0].bytes
