@@ -5,7 +5,15 @@ It applies :mod:`simgpu.mem.coalesce`'s rules (per warp in plain Python,
 :func:`~simgpu.mem.coalesce.coalesce_batch`) and remembers patterns: coalescing
 depends only on addresses relative to a 512-byte aligned base (every segment and
 sector rule works within aligned pieces of <= 256 B), so a warp repeating
-another's pattern shifted by a multiple of 512 B is looked up, not recomputed.
+another's pattern shifted by a multiple of 512 B is looked up, not recomputed
+(from its second sighting on: most patterns seen once are never seen again).
+
+Scattered accesses of several warps (pointer chasing: each lane reads a random
+word) repeat no pattern, so on CC 1.2 and newer they skip the cache and the
+per-lane loop: the same rules, vectorized over the whole access in a few numpy
+calls (:func:`_segment_transactions`, :func:`_sector_keys`).  Which way an access
+goes is only a matter of speed (``tests/mem/test_coalescer_scattered.py`` holds
+both to the reference rules).
 
 Both the traffic counter (:mod:`simgpu.sim.counters`, which only records what
 this unit produced) and the timed engines' memory pipeline take their
@@ -16,7 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from .access import MemoryAccess
-from .coalesce import _QUARTER_TABLES, Batch, _freeze, coalesce_batch, parse_arch, warp_transactions
+from .coalesce import (_QUARTER_TABLES, Batch, _freeze, coalesce_batch, parse_arch,
+                       warp_transactions)
 from .warp_coalesce import HALF_WARP, SECTOR_BYTES
 
 __all__ = ["Coalescer", "WarpTransactions"]
@@ -128,11 +137,13 @@ class Coalescer:
     """One architecture's coalescing, with its pattern cache."""
 
     MAX_PATTERNS = 50_000
+    MAX_SEEN_ONCE = 500_000
 
     def __init__(self, arch: str):
         self.arch = arch
         self.cc = parse_arch(arch)
         self._patterns: dict = {}
+        self._seen_once: set = set()               # hashes of the patterns met once
 
     # --- per warp (the timed engines) ----------------------------------------------
 
@@ -142,7 +153,7 @@ class Coalescer:
         w, address, lane, ws = acc.warp, acc.address, acc.lane, acc.word_size
         if w.size == 0:
             return []
-        if self.cc >= 12 and _looks_scattered(w, address):
+        if self.cc >= 12 and w[0] != w[-1] and _looks_scattered(w, address):
             found = self._scattered_per_warp(w, lane, address, ws)
             if found is not None:
                 return found
@@ -232,16 +243,26 @@ class Coalescer:
         return hit
 
     def _new_pattern(self, key, addresses: list, lanes: list, ws, base, warp, lane, address):
-        """Coalesce a warp's pattern not seen yet (``addresses``/``lanes``: its lists;
-        ``warp``, ``lane``, ``address``: its arrays, for the reference) and remember it."""
-        if len(self._patterns) > self.MAX_PATTERNS:
-            self._patterns.clear()
+        """Coalesce a warp's pattern not in the cache (``addresses``/``lanes``: its lists;
+        ``warp``, ``lane``, ``address``: its arrays, for the reference)."""
         found = warp_transactions(addresses, lanes, ws, self.cc)
         if found is None:                          # unsorted lanes, misaligned words: the
             b = coalesce_batch(np.zeros_like(warp), lane, address, ws, self.arch)  # reference
             found = b.requests, b.txn_address.tolist(), b.txn_size.tolist()
         requests, addrs, sizes = found
-        hit = self._patterns[key] = [requests, sum(sizes), [a - base for a in addrs], sizes, None]
+        hit = [requests, sum(sizes), [a - base for a in addrs], sizes, None]
+        # Remembered at its second sighting: a pattern seen once (scattered lanes) is
+        # mostly never seen again, and would fill the cache (and empty it, useful
+        # patterns with it, when full); only its hash is kept, which costs far less.
+        seen = hash(key)
+        if seen in self._seen_once:
+            if len(self._patterns) > self.MAX_PATTERNS:
+                self._patterns.clear()
+            self._patterns[key] = hit
+        else:
+            if len(self._seen_once) > self.MAX_SEEN_ONCE:
+                self._seen_once.clear()
+            self._seen_once.add(seen)
         return hit
 
     # --- many warps at once (the lockstep and per-warp counting engines) ----------------

@@ -199,3 +199,22 @@ def test_requests_count_the_half_warps_with_a_lane(arch):
     assert [g.requests for g in got] == ([2, 1, 1, 2, 1, 1] if arch == "sm_13" else [1] * 6)
     batch = Coalescer(arch).batch(record(warp, lane, address, 8))
     assert batch.requests == sum(r for r, _, _ in expect)
+
+
+@pytest.mark.parametrize("arch", ["sm_11", "sm_13", "sm_90"])
+def test_a_pattern_is_remembered_at_its_second_sighting(arch):
+    """One warp's random pattern (the per-warp engines' pointer chasing) is not stored the
+    first time; the same pattern met again (512 bytes on) is stored, then looked up."""
+    rng = np.random.default_rng(7)
+    lane = np.arange(32, dtype=np.int64)
+    warp = np.full(32, 3, dtype=np.int64)
+    address = rng.integers(0, 1 << 27, 32) * 8
+    coalescer = Coalescer(arch)
+    answers = []
+    for shift in (0, 512, 1024):
+        got = coalescer.per_warp(record(warp, lane, address + shift, 8))
+        answers.append(got[0])
+        assert len(coalescer._patterns) == (0 if shift == 0 else 1)
+        expect = reference_per_warp(arch, 8, warp, lane, address + shift)
+        assert [(g.requests, g.addresses, g.sizes) for g in got] == expect
+    assert answers[1].sizes == answers[2].sizes
