@@ -70,13 +70,13 @@ def _valid_key(w, lane, address, ws):
     return key
 
 
-def _sector_keys(w, address):
-    """CC 2.0+: the distinct (warp, sector) pairs of a valid access (:func:`_valid_key`),
-    ascending, packed as ``(warp - first warp) << bits | sector``: (keys, bits); None
-    where the pair does not fit in 62 bits (addresses near 2**63)."""
+def _sector_keys(key, address):
+    """CC 2.0+: the distinct (warp, sector) pairs of a valid access (``key`` from
+    :func:`_valid_key`), ascending, packed as ``(warp - first warp) << bits | sector``:
+    (keys, bits); None where the pair does not fit in 62 bits (addresses near 2**63)."""
     sector = address >> 5
     bits = int(sector.max()).bit_length()
-    offset = w - w[0]
+    offset = (key >> 5) - (int(key[0]) >> 5)
     if bits + int(offset[-1]).bit_length() > 62:
         return None
     keys = np.sort((offset << bits) | sector)
@@ -105,7 +105,7 @@ def _segment_transactions(key, address, ws):
     segment = address >> shift
     bits = int(segment.max()).bit_length()
     half = key >> 4                                 # (warp, half-warp), non-decreasing
-    offset = half - half[0]
+    offset = half - int(half[0])
     if bits + int(offset[-1]).bit_length() > 62:
         return None
     packed = (offset << bits) | segment
@@ -196,7 +196,7 @@ class Coalescer:
             return None
         cuts = [0, *(np.flatnonzero(w[1:] != w[:-1]) + 1).tolist(), w.size]
         if self.cc >= 20:
-            found = _sector_keys(w, address)
+            found = _sector_keys(key, address)
             if found is None:
                 return None
             sorted_keys, bits = found
@@ -285,7 +285,7 @@ class Coalescer:
         if key is None:
             return None
         if self.cc >= 20:
-            found = _sector_keys(w, address)
+            found = _sector_keys(key, address)
             if found is None:
                 return None
             keys, bits = found

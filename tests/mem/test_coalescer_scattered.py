@@ -218,3 +218,22 @@ def test_a_pattern_is_remembered_at_its_second_sighting(arch):
         expect = reference_per_warp(arch, 8, warp, lane, address + shift)
         assert [(g.requests, g.addresses, g.sizes) for g in got] == expect
     assert answers[1].sizes == answers[2].sizes
+
+
+@pytest.mark.parametrize("arch", ["sm_13", "sm_90"])
+@pytest.mark.parametrize("dtype", [np.int32, np.int16])
+def test_narrow_warp_and_lane_arrays(arch, dtype):
+    """Warp and lane numbers of a narrower integer type give the same answers (the
+    packed keys are int64 whatever they come in)."""
+    t = np.arange(200)
+    warp, lane = (1000 + t // 25).astype(dtype), (t % 25).astype(dtype)
+    address = np.random.default_rng(3).integers(0, 1 << 40, t.size) * 16
+    expect = reference_per_warp(arch, 16, warp.astype(np.int64), lane.astype(np.int64),
+                                address)
+    got = Coalescer(arch).per_warp(record(warp, lane, address, 16))
+    assert [(g.requests, g.addresses, g.sizes) for g in got] == expect
+    batch = Coalescer(arch).batch(record(warp, lane, address, 16))
+    ref = coalesce_batch(warp, lane, address, 16, arch)
+    assert batch.txn_warp.tolist() == ref.txn_warp.tolist()
+    assert batch.txn_address.tolist() == ref.txn_address.tolist()
+    assert batch.requests == ref.requests
