@@ -17,7 +17,8 @@ kind of access, coalesced with :meth:`Coalescer.per_warp` (the timed engines) an
 Each figure is microseconds of wall time per access, the fastest of --repeat passes
 over --accesses distinct accesses, each pass with a fresh Coalescer (an empty
 pattern cache: a random access is not seen twice in a run, and the coalesced ones
-all share one pattern, so only its first access misses).  Whoever compares two
+all share one pattern, so only its first accesses miss).  The first line says
+whether the per-lane loop ran compiled (``python -m simgpu.native build``).  Whoever compares two
 versions runs both in one session: the machine is shared and its timings vary.
 """
 from __future__ import annotations
@@ -27,6 +28,7 @@ import time
 
 import numpy as np
 
+from simgpu.mem import native_load
 from simgpu.mem.access import MemoryAccess
 from simgpu.mem.coalescer import Coalescer
 
@@ -76,6 +78,8 @@ def main() -> None:
     args = ap.parse_args()
     rng = np.random.default_rng(19)
     kinds = ("256 random", "256 coalesced", "16 random")
+    units = "compiled" if "simgpu.mem.warp_coalesce" in native_load.loaded() else "source"
+    print(f"warp_transactions (the per-lane loop): {units}\n")
     print("| access | arch | per_warp, us | batch, us |")
     print("|---|---|---:|---:|")
     for kind in kinds:
