@@ -36,7 +36,7 @@ __all__ = ["Coalescer", "WarpTransactions"]
 SCATTERED_MIN_LANES = 8
 
 _SEGMENT_SHIFT = {1: 5, 2: 6, 4: 7, 8: 7, 16: 7}  # log2 of the CC 1.2/1.3 segment (bytes)
-_SIGN_BIT = np.int64(-1 << 63)
+_or_all = np.bitwise_or.reduce
 
 
 def _looks_scattered(w, address) -> bool:
@@ -63,7 +63,10 @@ def _valid_key(w, lane, address, ws):
     if ws not in _SEGMENT_SHIFT or address.dtype != np.int64 \
             or w.dtype.kind != "i" or lane.dtype.kind != "i":
         return None
-    if (address & (_SIGN_BIT | (ws - 1))).any() or (lane & ~31).any() or (w >> 40).any():
+    # one OR over each array shows any bit out of place: a sign, a misaligned low bit,
+    # a lane above 31, a warp at 2**40 or above (three calls, not six)
+    if int(_or_all(address)) & (-1 << 63 | (ws - 1)) or int(_or_all(lane)) & ~31 \
+            or int(_or_all(w)) >> 40:
         return None
     key = (w.astype(np.int64, copy=False) << 5) | lane
     if (key[1:] <= key[:-1]).any():                # strictly ascending: (warp, lane) order

@@ -237,3 +237,33 @@ def test_narrow_warp_and_lane_arrays(arch, dtype):
     assert batch.txn_warp.tolist() == ref.txn_warp.tolist()
     assert batch.txn_address.tolist() == ref.txn_address.tolist()
     assert batch.requests == ref.requests
+
+
+@pytest.mark.parametrize("arch", ["sm_13", "sm_90"])
+@pytest.mark.parametrize("warps", [(0, (1 << 59) + 1), (-7, -6), ((1 << 41) - 1, 1 << 41)])
+def test_warp_numbers_of_any_size(arch, warps):
+    """Warp numbers whose packed keys would overflow, or negative ones, are the
+    reference's business; the answers name the caller's warps either way."""
+    rng = np.random.default_rng(11)
+    warp = np.repeat(np.array(warps, dtype=np.int64), 16)
+    lane = np.tile(np.arange(16, dtype=np.int64), 2)
+    address = rng.integers(0, 1 << 30, 32) * 4
+    got = Coalescer(arch).per_warp(record(warp, lane, address, 4))
+    expect = reference_per_warp(arch, 4, warp, lane, address)
+    assert [(g.requests, g.addresses, g.sizes) for g in got] == expect
+    batch = Coalescer(arch).batch(record(warp, lane, address, 4))
+    ref = coalesce_batch(warp, lane, address, 4, arch)
+    assert batch.txn_warp.tolist() == ref.txn_warp.tolist()
+    assert batch.txn_address.tolist() == ref.txn_address.tolist()
+
+
+@pytest.mark.parametrize("arch", ["sm_13", "sm_90"])
+@pytest.mark.parametrize("bad_lane", [32, -1])
+def test_a_lane_out_of_range_is_refused(arch, bad_lane):
+    t = np.arange(64)
+    warp, lane = 3 + t // 32, t % 32
+    lane[63] = bad_lane            # 32 as the last lane of warp 4: (warp, lane) still ascend
+    address = np.random.default_rng(2).integers(0, 1 << 30, 64) * 8
+    for method in ("per_warp", "batch"):
+        with pytest.raises(ArgumentError, match="lane"):
+            getattr(Coalescer(arch), method)(record(warp, lane, address, 8))
