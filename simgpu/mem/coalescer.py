@@ -60,7 +60,7 @@ def _valid_key(w, lane, address, ws):
     warp, addresses >= 0 and aligned to the word -- else None (the reference path then
     takes the access, and reports what is wrong with it).  Warps are held to
     0 <= warp < 2**40 so that the key cannot overflow."""
-    if ws not in _SEGMENT_SHIFT or address.dtype != np.int64 \
+    if isinstance(ws, bool) or ws not in _SEGMENT_SHIFT or address.dtype != np.int64 \
             or w.dtype.kind != "i" or lane.dtype.kind != "i":
         return None
     # one OR over each array shows any bit out of place: a sign, a misaligned low bit,
