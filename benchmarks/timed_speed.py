@@ -49,7 +49,9 @@ def timed_rank(succ, device: str, engine: str):
     t0 = time.process_time()
     res = rank(succ, device=dev, launch_options={"engine": engine})
     cpu = time.process_time() - t0
-    return cpu, sum(spent[id(r)] for r in res.launches), sum(r.time_ms for r in res.launches)
+    times = [r.time_ms for r in res.launches]    # (None on the untimed lockstep engine)
+    return cpu, sum(spent[id(r)] for r in res.launches), \
+        None if None in times else sum(times)
 
 
 def main() -> None:
@@ -71,7 +73,7 @@ def main() -> None:
         ms = runs[-1][2]
         print(f"| 2^{k} | {args.engine} | {args.device} | {units} | {best:.2f} | "
               f"{best / (1 << k) * 1e6:.2f} | {kernels:.2f} | {kernels / (1 << k) * 1e6:.2f} | "
-              f"{ms:.4f} |", flush=True)
+              f"{'n/a' if ms is None else f'{ms:.4f}'} |", flush=True)
 
 
 if __name__ == "__main__":

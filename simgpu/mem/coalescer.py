@@ -5,7 +5,15 @@ It applies :mod:`simgpu.mem.coalesce`'s rules (per warp in plain Python,
 :func:`~simgpu.mem.coalesce.coalesce_batch`) and remembers patterns: coalescing
 depends only on addresses relative to a 512-byte aligned base (every segment and
 sector rule works within aligned pieces of <= 256 B), so a warp repeating
-another's pattern shifted by a multiple of 512 B is looked up, not recomputed.
+another's pattern shifted by a multiple of 512 B is looked up, not recomputed
+(from its second sighting on: most patterns seen once are never seen again).
+
+Scattered accesses of several warps (pointer chasing: each lane reads a random
+word) repeat no pattern, so on CC 1.2 and newer they skip the cache and the
+per-lane loop: the same rules, vectorized over the whole access in a few numpy
+calls (:func:`_segment_transactions`, :func:`_sector_keys`).  Which way an access
+goes is only a matter of speed (``tests/mem/test_coalescer_scattered.py`` holds
+both to the reference rules).
 
 Both the traffic counter (:mod:`simgpu.sim.counters`, which only records what
 this unit produced) and the timed engines' memory pipeline take their
@@ -16,9 +24,108 @@ from __future__ import annotations
 import numpy as np
 
 from .access import MemoryAccess
-from .coalesce import Batch, coalesce_batch, parse_arch, warp_transactions
+from .coalesce import (_QUARTER_TABLES, Batch, _freeze, coalesce_batch, parse_arch,
+                       warp_transactions)
+from .warp_coalesce import HALF_WARP, SECTOR_BYTES
 
 __all__ = ["Coalescer", "WarpTransactions"]
+
+#: Accesses of fewer lanes go to the pattern cache directly: the vectorized rules cost
+#: about 15 us whatever the lanes (some 25 numpy calls); 8 random lanes over 8 warps
+#: took 17 us that way and 20 us through the cache (2026-11-26, this 2-core machine).
+SCATTERED_MIN_LANES = 8
+
+_SEGMENT_SHIFT = {1: 5, 2: 6, 4: 7, 8: 7, 16: 7}  # log2 of the CC 1.2/1.3 segment (bytes)
+_or_all = np.bitwise_or.reduce
+
+
+def _looks_scattered(w, address) -> bool:
+    """Whether an access is worth the vectorized rules of scattered lanes rather than the
+    pattern cache: enough lanes, and its first two do not read within 128 bytes of each
+    other in one warp (as every coalesced or short-strided access does, whose patterns
+    recur).  Only a choice of method: both give the same transactions."""
+    return w.size >= SCATTERED_MIN_LANES and not (
+        w[0] == w[1] and -128 < int(address[1]) - int(address[0]) < 128)
+
+
+def _frozen_batch(warps, addresses, requests) -> Batch:
+    """The Batch of one 32-byte transaction per entry of ``addresses``."""
+    return Batch(*_freeze(warps, addresses, np.full(addresses.size, SECTOR_BYTES, np.int64)),
+                 requests=int(requests))
+
+
+def _valid_key(w, lane, address, ws):
+    """``(warp << 5) | lane`` per lane where the access meets warp_transactions'
+    preconditions in every warp -- warps non-decreasing, lanes 0..31 ascending within a
+    warp, addresses >= 0 and aligned to the word -- else None (the reference path then
+    takes the access, and reports what is wrong with it).  Warps are held to
+    0 <= warp < 2**40 so that the key cannot overflow."""
+    if isinstance(ws, bool) or ws not in _SEGMENT_SHIFT or address.dtype != np.int64 \
+            or w.dtype.kind != "i" or lane.dtype.kind != "i":
+        return None
+    # one OR over each array shows any bit out of place: a sign, a misaligned low bit,
+    # a lane above 31, a warp at 2**40 or above (three calls, not six)
+    if int(_or_all(address)) & (-1 << 63 | (ws - 1)) or int(_or_all(lane)) & ~31 \
+            or int(_or_all(w)) >> 40:
+        return None
+    key = (w.astype(np.int64, copy=False) << 5) | lane
+    if (key[1:] <= key[:-1]).any():                # strictly ascending: (warp, lane) order
+        return None
+    return key
+
+
+def _sector_keys(key, address):
+    """CC 2.0+: the distinct (warp, sector) pairs of a valid access (``key`` from
+    :func:`_valid_key`), ascending, packed as ``(warp - first warp) << bits | sector``:
+    (keys, bits); None where the pair does not fit in 62 bits (addresses near 2**63)."""
+    sector = address >> 5
+    bits = int(sector.max()).bit_length()
+    offset = (key >> 5) - (int(key[0]) >> 5)
+    if bits + int(offset[-1]).bit_length() > 62:
+        return None
+    keys = np.sort((offset << bits) | sector)
+    new = keys[1:] != keys[:-1]
+    if not new.all():
+        keys = keys[np.concatenate(([True], new))]
+    return keys, bits
+
+
+def _segment_transactions(key, address, ws):
+    """CC 1.2/1.3: the transactions of a valid access (``key`` from :func:`_valid_key`) as
+    ``(first_lanes, addresses, sizes)``: transaction i is issued for the lane at position
+    ``first_lanes[i]`` (ascending); ``first_lanes`` and ``sizes`` are None where every lane
+    has one 32-byte transaction of its own.  None where (half-warp, segment) does not
+    fit in 62 bits.
+
+    The guide's loop (:func:`~simgpu.mem.warp_coalesce.warp_transactions`) issues one
+    transaction per distinct segment of a half-warp, in the order of each segment's
+    first lane, sized by which 32-byte quarters its lanes use; lanes come in (warp,
+    lane) order, so that is the order of the first lanes.  Where no two lanes of a
+    half-warp share a segment (scattered lanes), each lane is its own transaction of
+    one quarter: 128 B and 64 B shrink to 32 B (:func:`~simgpu.mem.warp_coalesce._shrink`)
+    at the quarter of the word, ``address // 32 * 32`` (a naturally aligned word of
+    <= 16 bytes never crosses a 32-byte boundary)."""
+    shift = _SEGMENT_SHIFT[ws]
+    segment = address >> shift
+    bits = int(segment.max()).bit_length()
+    half = key >> 4                                 # (warp, half-warp), non-decreasing
+    offset = half - int(half[0])
+    if bits + int(offset[-1]).bit_length() > 62:
+        return None
+    packed = (offset << bits) | segment
+    keys = np.sort(packed)
+    if not (keys[1:] == keys[:-1]).any():
+        return None, address & -SECTOR_BYTES, None
+    order = np.argsort(packed, kind="stable")       # each segment's lanes in lane order
+    keys = packed[order]
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    quarters = np.bitwise_or.reduceat(1 << ((address[order] & ((1 << shift) - 1)) >> 5),
+                                      starts)
+    first = order[starts]
+    issue = np.argsort(first)
+    first, quarters = first[issue], quarters[issue]
+    off, size = _QUARTER_TABLES[1 << shift]
+    return first, (segment[first] << shift) + off[quarters], size[quarters]
 
 
 class WarpTransactions:
@@ -34,11 +141,13 @@ class Coalescer:
     """One architecture's coalescing, with its pattern cache."""
 
     MAX_PATTERNS = 50_000
+    MAX_SEEN_ONCE = 200_000
 
     def __init__(self, arch: str):
         self.arch = arch
         self.cc = parse_arch(arch)
         self._patterns: dict = {}
+        self._seen_once: set = set()               # hashes of the patterns met once
 
     # --- per warp (the timed engines) ----------------------------------------------
 
@@ -48,6 +157,12 @@ class Coalescer:
         w, address, lane, ws = acc.warp, acc.address, acc.lane, acc.word_size
         if w.size == 0:
             return []
+        # several warps of scattered lanes: the vectorized rules (one warp: the per-lane
+        # loop is cheaper, 10 us against 15 for 32 random lanes)
+        if self.cc >= 12 and w[0] != w[-1] and _looks_scattered(w, address):
+            found = self._scattered_per_warp(w, lane, address, ws)
+            if found is not None:
+                return found
         if w[0] == w[-1]:                          # one warp
             return [self._absolute(w, lane, address, ws)]
         # A block's warps (the timed-block engine): warp by warp through the pattern
@@ -77,6 +192,45 @@ class Coalescer:
             out.append(WarpTransactions(hit[0], hit[1], [base + a for a in hit[2]], hit[3]))
         return out
 
+    def _scattered_per_warp(self, w, lane, address, ws):
+        """per_warp through the vectorized rules (:func:`_valid_key`, :func:`_sector_keys`,
+        :func:`_segment_transactions`), without the pattern cache (a scattered pattern
+        is seldom seen twice, and would crowd out those that recur); None where they
+        do not apply (CC 1.0/1.1, input that the reference must judge)."""
+        key = _valid_key(w, lane, address, ws)
+        if key is None:
+            return None
+        cuts = [0, *(np.flatnonzero(w[1:] != w[:-1]) + 1).tolist(), w.size]
+        if self.cc >= 20:
+            found = _sector_keys(key, address)
+            if found is None:
+                return None
+            sorted_keys, bits = found
+            if sorted_keys.size < w.size:          # lanes shared sectors: each warp's count
+                cuts = [0, *(np.flatnonzero(np.diff(sorted_keys >> bits)) + 1).tolist(),
+                        sorted_keys.size]
+            addresses = ((sorted_keys & ((1 << bits) - 1)) << 5).tolist()
+            return [WarpTransactions(1, SECTOR_BYTES * (hi - lo), addresses[lo:hi],
+                                     [SECTOR_BYTES] * (hi - lo))
+                    for lo, hi in zip(cuts, cuts[1:])]
+        found = _segment_transactions(key, address, ws)
+        if found is None:
+            return None
+        first, addresses, sizes = found
+        addresses, lanes = addresses.tolist(), lane.tolist()
+        if first is None:                          # one 32-byte transaction per lane
+            return [WarpTransactions((lanes[lo] < HALF_WARP) + (lanes[hi - 1] >= HALF_WARP),
+                                     SECTOR_BYTES * (hi - lo), addresses[lo:hi],
+                                     [SECTOR_BYTES] * (hi - lo))
+                    for lo, hi in zip(cuts, cuts[1:])]
+        sizes, txn_cuts = sizes.tolist(), np.searchsorted(first, cuts).tolist()
+        out = []
+        for lo, hi, t_lo, t_hi in zip(cuts, cuts[1:], txn_cuts, txn_cuts[1:]):
+            mine = sizes[t_lo:t_hi]
+            out.append(WarpTransactions((lanes[lo] < HALF_WARP) + (lanes[hi - 1] >= HALF_WARP),
+                                        sum(mine), addresses[t_lo:t_hi], mine))
+        return out
+
     def _absolute(self, warp, lane, address, ws) -> WarpTransactions:
         base = int(address[0]) & ~511
         hit = self._pattern(warp, lane, address, ws, base)
@@ -95,26 +249,66 @@ class Coalescer:
         return hit
 
     def _new_pattern(self, key, addresses: list, lanes: list, ws, base, warp, lane, address):
-        """Coalesce a warp's pattern not seen yet (``addresses``/``lanes``: its lists;
-        ``warp``, ``lane``, ``address``: its arrays, for the reference) and remember it."""
-        if len(self._patterns) > self.MAX_PATTERNS:
-            self._patterns.clear()
+        """Coalesce a warp's pattern not in the cache (``addresses``/``lanes``: its lists;
+        ``warp``, ``lane``, ``address``: its arrays, for the reference)."""
         found = warp_transactions(addresses, lanes, ws, self.cc)
         if found is None:                          # unsorted lanes, misaligned words: the
             b = coalesce_batch(np.zeros_like(warp), lane, address, ws, self.arch)  # reference
             found = b.requests, b.txn_address.tolist(), b.txn_size.tolist()
         requests, addrs, sizes = found
-        hit = self._patterns[key] = [requests, sum(sizes), [a - base for a in addrs], sizes, None]
+        hit = [requests, sum(sizes), [a - base for a in addrs], sizes, None]
+        # Remembered at its second sighting: a pattern seen once (scattered lanes) is
+        # mostly never seen again, and would fill the cache (and empty it, useful
+        # patterns with it, when full); only its hash is kept, which costs far less.
+        seen = hash(key)
+        if seen in self._seen_once:
+            if len(self._patterns) > self.MAX_PATTERNS:
+                self._patterns.clear()
+            self._patterns[key] = hit
+        else:
+            if len(self._seen_once) > self.MAX_SEEN_ONCE:
+                self._seen_once.clear()
+            self._seen_once.add(seen)
         return hit
 
     # --- many warps at once (the lockstep and per-warp counting engines) ----------------
 
     def batch(self, acc: MemoryAccess) -> Batch:
-        """The coalescer's Batch for ``acc``; one-warp patterns are remembered."""
+        """The coalescer's Batch for ``acc``; one-warp patterns are remembered, many
+        warps of scattered lanes go through the vectorized rules."""
         if acc.warp.size == 0 or acc.warp[0] != acc.warp[-1]:
+            if self.cc >= 12 and _looks_scattered(acc.warp, acc.address):
+                found = self._scattered_batch(acc.warp, acc.lane, acc.address, acc.word_size)
+                if found is not None:
+                    return found
             return self._contiguous(acc) or coalesce_batch(acc.warp, acc.lane, acc.address,
                                                            acc.word_size, self.arch)
         return self._one_warp(acc.warp, acc.lane, acc.address, acc.word_size)
+
+    def _scattered_batch(self, w, lane, address, ws):
+        """batch through the vectorized rules of scattered lanes (as
+        :meth:`_scattered_per_warp`); None where they do not apply."""
+        key = _valid_key(w, lane, address, ws)
+        if key is None:
+            return None
+        if self.cc >= 20:
+            found = _sector_keys(key, address)
+            if found is None:
+                return None
+            keys, bits = found
+            warps = (keys >> bits) + w[0]
+            requests = 1 + np.count_nonzero(w[1:] != w[:-1])
+            return _frozen_batch(warps, (keys & ((1 << bits) - 1)) << 5, requests)
+        found = _segment_transactions(key, address, ws)
+        if found is None:
+            return None
+        first, addresses, sizes = found
+        half = key >> 4
+        requests = 1 + np.count_nonzero(half[1:] != half[:-1])
+        if first is None:
+            return _frozen_batch(w.astype(np.int64), addresses, requests)
+        return Batch(*_freeze(w[first].astype(np.int64), addresses, sizes),
+                     requests=int(requests))
 
     def _one_warp(self, warp, lane, address, ws):
         base = int(address[0]) & ~511
