@@ -17,7 +17,6 @@ matches every launch. It also keeps the SASS of the project's rendered
 """
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import shutil
@@ -29,7 +28,7 @@ import numpy as np
 from simgpu.lang import Array, atomic_add, blockDim, blockIdx, i32, kernel, threadIdx
 from simgpu_apps import table_out
 
-from . import kernel_counters
+from . import kernel_counters, probe_cli
 
 WORD = 4                       # int32 counters
 SECTOR = 32
@@ -247,20 +246,12 @@ def report(out: pathlib.Path) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--gpu", type=pathlib.Path, help="run the probe under ncu, files to here")
-    ap.add_argument("--child", type=pathlib.Path, help=argparse.SUPPRESS)
-    ap.add_argument("--report", type=pathlib.Path, help="folder of a --gpu run")
-    ap.add_argument("--md", help="with --report: also write the table here")
-    args = ap.parse_args(argv)
-    if args.child:
-        return child(args.child) or 0
-    if args.gpu:
-        return gpu(args.gpu) or 0
-    if args.report:
-        return table_out.emit(report(args.report), args.md)
-    ap.print_help()
-    return 2
+    return probe_cli.probe_main(
+        __doc__, argv,
+        gpu=probe_cli.action("run the probe under ncu, files to here", lambda a: gpu(a.gpu)),
+        child=probe_cli.action(probe_cli.HIDDEN, lambda a: child(a.child)),
+        report=probe_cli.table("folder of a --gpu run", lambda a: report(a.report)),
+        md=probe_cli.setting("with --report: also write the table here"))
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ measures the hardware.
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import pathlib
@@ -42,6 +41,7 @@ import subprocess
 import numpy as np
 
 from calibration import l2_halves  # (which SMs share SM 0's half of the L2)
+from calibration import probe_cli
 from simgpu_apps import table_out
 NODES = 1 << 14
 STEPS = 2048
@@ -325,18 +325,13 @@ def report(out: pathlib.Path) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--child", type=pathlib.Path, help="run on the GPU, coherence.json here")
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--report", type=pathlib.Path, help="folder of a --child run")
-    ap.add_argument("--md", help="with --report: also write the table here")
-    args = ap.parse_args(argv)
-    if args.child:
-        args.child.mkdir(parents=True, exist_ok=True)
-        return child(args.child, args.repeats) or 0
-    if args.report:
-        return table_out.emit(report(args.report), args.md)
-    ap.error("give --child OUT or --report OUT")
+    return probe_cli.probe_main(
+        __doc__, argv, usage_error="give --child OUT or --report OUT",
+        child=probe_cli.action("run on the GPU, coherence.json here",
+                               lambda a: child(a.child, a.repeats), mkdir=True),
+        repeats=probe_cli.setting(None, type=int, default=3),
+        report=probe_cli.table("folder of a --child run", lambda a: report(a.report)),
+        md=probe_cli.setting("with --report: also write the table here"))
 
 
 if __name__ == "__main__":

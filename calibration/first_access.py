@@ -14,7 +14,6 @@ data), warm (a launch before, the data in the L2) and cold (the L2 flushed).
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import pathlib
 import sys
@@ -22,6 +21,7 @@ import sys
 import numpy as np
 
 from calibration import dram_ramp  # (the instrumented read, the stamps' reading)
+from calibration import probe_cli
 from simgpu_apps import table_out
 
 WAVES = 4
@@ -85,19 +85,13 @@ def report(out: pathlib.Path) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--child", type=pathlib.Path, help="run the launches; stamps to this folder")
-    ap.add_argument("--report", type=pathlib.Path, help="folder of a --child run: print the table")
-    ap.add_argument("--md", help="with --report: also write the text here")
-    args = ap.parse_args(argv)
-    if args.child:
-        args.child.mkdir(parents=True, exist_ok=True)
-        child(args.child)
-        return 0
-    if args.report:
-        return table_out.emit(report(args.report), args.md)
-    ap.print_help(sys.stderr)
-    return 2
+    return probe_cli.probe_main(
+        __doc__, argv, help_file=sys.stderr,
+        child=probe_cli.action("run the launches; stamps to this folder",
+                               lambda a: child(a.child), mkdir=True),
+        report=probe_cli.table("folder of a --child run: print the table",
+                               lambda a: report(a.report)),
+        md=probe_cli.setting("with --report: also write the text here"))
 
 
 if __name__ == "__main__":

@@ -24,13 +24,12 @@ timed by Nsight Compute after a cache flush.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 
 import numpy as np
 
-from calibration import kernel_counters  # (running a child under ncu)
+from calibration import kernel_counters, probe_cli  # (kernel_counters: running a child under ncu)
 from simgpu_apps import table_out
 
 SOURCE = r"""
@@ -96,23 +95,20 @@ def report(out: pathlib.Path) -> str:
     return "\n".join(lines)
 
 
+def gpu(out: pathlib.Path) -> None:
+    """Run the variants (the --child process) under ncu, files to OUT."""
+    out.mkdir(parents=True, exist_ok=True)
+    kernel_counters.under_ncu(out, ["gpu__time_duration.sum"],
+                              ["-m", "calibration.hook_cache_ops", "--child", str(out)])
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--gpu", type=pathlib.Path, help="run the variants under ncu, files here")
-    ap.add_argument("--child", type=pathlib.Path, help=argparse.SUPPRESS)
-    ap.add_argument("--report", type=pathlib.Path, help="folder of a --gpu run")
-    ap.add_argument("--md", help="with --report: also write the table here")
-    args = ap.parse_args(argv)
-    if args.child:
-        return child(args.child) or 0
-    if args.gpu:
-        args.gpu.mkdir(parents=True, exist_ok=True)
-        kernel_counters.under_ncu(args.gpu, ["gpu__time_duration.sum"],
-                                  ["-m", "calibration.hook_cache_ops", "--child", str(args.gpu)])
-        return 0
-    if args.report:
-        return table_out.emit(report(args.report), args.md)
-    ap.error("give --gpu OUT or --report OUT")
+    return probe_cli.probe_main(
+        __doc__, argv, usage_error="give --gpu OUT or --report OUT",
+        gpu=probe_cli.action("run the variants under ncu, files here", lambda a: gpu(a.gpu)),
+        child=probe_cli.action(probe_cli.HIDDEN, lambda a: child(a.child)),
+        report=probe_cli.table("folder of a --gpu run", lambda a: report(a.report)),
+        md=probe_cli.setting("with --report: also write the table here"))
 
 
 if __name__ == "__main__":

@@ -22,14 +22,13 @@ and on ``sim:h100`` as the validation runs it (an empty L2 at each launch).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 
 import numpy as np
 
 from algorithms.connected_components.kernels import LOW32, sv2_hook
-from calibration import kernel_counters  # (running a child under ncu)
+from calibration import kernel_counters, probe_cli  # (kernel_counters: running a child under ncu)
 from simgpu.lang import Array, blockDim, blockIdx, gridDim, i32, i64, kernel, threadIdx
 from simgpu_apps import table_out
 
@@ -159,26 +158,21 @@ def report(out: pathlib.Path) -> str:
     return table(model(), gpu, json.loads((out / "gpu.json").read_text()))
 
 
+def gpu(out: pathlib.Path) -> None:
+    """Run the variants (the --child process) under ncu, files to OUT."""
+    out.mkdir(parents=True, exist_ok=True)
+    kernel_counters.under_ncu(out, METRICS, ["-m", "calibration.hook_stores", "--child", str(out)])
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--gpu", type=pathlib.Path, help="run the variants under ncu, files here")
-    ap.add_argument("--child", type=pathlib.Path, help=argparse.SUPPRESS)
-    ap.add_argument("--report", type=pathlib.Path, help="folder of a --gpu run")
-    ap.add_argument("--sim", action="store_true", help="the model's side alone")
-    ap.add_argument("--md", help="with --report or --sim: also write the table here")
-    args = ap.parse_args(argv)
-    if args.child:
-        return child(args.child) or 0
-    if args.gpu:
-        args.gpu.mkdir(parents=True, exist_ok=True)
-        kernel_counters.under_ncu(args.gpu, METRICS,
-                                  ["-m", "calibration.hook_stores", "--child", str(args.gpu)])
-        return 0
-    if args.report:
-        return table_out.emit(report(args.report), args.md)
-    if args.sim:
-        return table_out.emit(table(model(), None, None), args.md)
-    ap.error("give --gpu OUT, --report OUT or --sim")
+    return probe_cli.probe_main(
+        __doc__, argv, usage_error="give --gpu OUT, --report OUT or --sim",
+        gpu=probe_cli.action("run the variants under ncu, files here", lambda a: gpu(a.gpu)),
+        child=probe_cli.action(probe_cli.HIDDEN, lambda a: child(a.child)),
+        report=probe_cli.table("folder of a --gpu run", lambda a: report(a.report)),
+        sim=probe_cli.table("the model's side alone", lambda a: table(model(), None, None),
+                            action="store_true"),
+        md=probe_cli.setting("with --report or --sim: also write the table here"))
 
 
 if __name__ == "__main__":

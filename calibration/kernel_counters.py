@@ -17,7 +17,6 @@ saying so; it runs ``--child OUT`` under ncu.)
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import pathlib
@@ -27,6 +26,7 @@ import sys
 
 import numpy as np
 
+from calibration import probe_cli
 from simgpu_apps import table_out
 
 # What the GPU's side reads (Nsight Compute metric names; .sum over the units, .max:
@@ -190,21 +190,14 @@ def _pct(x) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--gpu", type=pathlib.Path, help="run the cases under ncu, files to here")
-    ap.add_argument("--child", type=pathlib.Path, help=argparse.SUPPRESS)
-    ap.add_argument("--report", type=pathlib.Path, help="folder of a --gpu run")
-    ap.add_argument("--cases", default=DEFAULT_CASES, help="validation cases, comma-separated")
-    ap.add_argument("--md", help="with --report: also write the table here")
-    args = ap.parse_args(argv)
-    if args.child:
-        return child(args.child, args.cases) or 0
-    if args.gpu:
-        args.gpu.mkdir(parents=True, exist_ok=True)
-        return gpu(args.gpu, args.cases) or 0
-    if args.report:
-        return table_out.emit(report(args.report), args.md)
-    ap.error("give --gpu OUT or --report OUT")
+    return probe_cli.probe_main(
+        __doc__, argv, usage_error="give --gpu OUT or --report OUT",
+        gpu=probe_cli.action("run the cases under ncu, files to here",
+                             lambda a: gpu(a.gpu, a.cases), mkdir=True),
+        child=probe_cli.action(probe_cli.HIDDEN, lambda a: child(a.child, a.cases)),
+        report=probe_cli.table("folder of a --gpu run", lambda a: report(a.report)),
+        cases=probe_cli.setting("validation cases, comma-separated", default=DEFAULT_CASES),
+        md=probe_cli.setting("with --report: also write the table here"))
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ dependence on which block does the work.
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import pathlib
@@ -28,6 +27,7 @@ import sys
 import numpy as np
 
 from calibration.kernel_overlap_setup import BLOCK, GRID, NODES, REPEATS, STEPS, WHO, cycle, table
+from calibration import probe_cli
 from simgpu_apps import table_out
 
 SOURCE = r"""
@@ -87,23 +87,13 @@ def simulate() -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--child", type=pathlib.Path, help="run the launches (under ncu)")
-    ap.add_argument("--report", type=pathlib.Path, help="folder with order.json, ncu-warm.csv, "
-                                                         "ncu-cold.csv: print the table")
-    ap.add_argument("--sim", action="store_true", help="run the model's counterpart")
-    ap.add_argument("--md", help="with --report or --sim: also write the text here")
-    args = ap.parse_args(argv)
-    if args.child:
-        args.child.mkdir(parents=True, exist_ok=True)
-        child(args.child)
-        return 0
-    if args.report:
-        return table_out.emit(report(args.report), args.md)
-    if args.sim:
-        return table_out.emit(simulate(), args.md)
-    ap.print_help(sys.stderr)
-    return 2
+    return probe_cli.probe_main(
+        __doc__, argv, help_file=sys.stderr,
+        child=probe_cli.action("run the launches (under ncu)", lambda a: child(a.child), mkdir=True),
+        report=probe_cli.table("folder with order.json, ncu-warm.csv, ncu-cold.csv: print the table",
+                               lambda a: report(a.report)),
+        sim=probe_cli.table("run the model's counterpart", lambda a: simulate(), action="store_true"),
+        md=probe_cli.setting("with --report or --sim: also write the text here"))
 
 
 if __name__ == "__main__":

@@ -28,7 +28,6 @@ model is calibrated against, not a kernel of the project.
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import pathlib
@@ -36,7 +35,7 @@ import sys
 
 import numpy as np
 
-from calibration import l2_chunks  # (aligned buffers, the SM halves)
+from calibration import l2_chunks, probe_cli  # (l2_chunks: aligned buffers, the SM halves)
 from calibration.l2_fabric_cases import CASES, COPY, MIB, REPEATS, SLOTS, launches
 from simgpu_apps import table_out
 
@@ -149,31 +148,27 @@ def report(out: pathlib.Path) -> str:
     return "\n".join(lines)
 
 
+def sim(mib: int, device: str, md: str | None) -> None:
+    """The model's counterpart (it prints as it goes); its text also to MD when given."""
+    from calibration import l2_fabric_sim  # the model's side: needs simgpu (and simpy)
+    text = l2_fabric_sim.simulate(mib, device)
+    if md:
+        pathlib.Path(md).write_text(text + "\n")
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--child", type=pathlib.Path, help="run the launches; fabric.json to this folder")
-    ap.add_argument("--groups", type=pathlib.Path, default=l2_chunks.GROUPS,
-                    help="with --child: calibration/l2_halves.py's JSON from the same GPU")
-    ap.add_argument("--mib", type=int, default=MIB, help="with --child: MiB per buffer")
-    ap.add_argument("--report", type=pathlib.Path, help="folder of a --child run: print the table")
-    ap.add_argument("--md", help="with --report or --sim: also write the text here")
-    ap.add_argument("--sim", nargs="?", const="sim:h100", metavar="DEVICE",
-                    help="run the model's counterpart (default sim:h100) and print it")
-    args = ap.parse_args(argv)
-    if args.child:
-        args.child.mkdir(parents=True, exist_ok=True)
-        child(args.child, args.groups, args.mib)
-        return 0
-    if args.report:
-        return table_out.emit(report(args.report), args.md)
-    if args.sim:
-        from calibration import l2_fabric_sim  # the model's side: needs simgpu (and simpy)
-        text = l2_fabric_sim.simulate(args.mib, args.sim)
-        if args.md:
-            pathlib.Path(args.md).write_text(text + "\n")
-        return 0
-    ap.print_help(sys.stderr)
-    return 2
+    return probe_cli.probe_main(
+        __doc__, argv, help_file=sys.stderr,
+        child=probe_cli.action("run the launches; fabric.json to this folder",
+                               lambda a: child(a.child, a.groups, a.mib), mkdir=True),
+        groups=probe_cli.setting("with --child: calibration/l2_halves.py's JSON from the same GPU",
+                                 type=pathlib.Path, default=l2_chunks.GROUPS),
+        mib=probe_cli.setting("with --child: MiB per buffer", type=int, default=MIB),
+        report=probe_cli.table("folder of a --child run: print the table", lambda a: report(a.report)),
+        md=probe_cli.setting("with --report or --sim: also write the text here"),
+        sim=probe_cli.action("run the model's counterpart (default sim:h100) and print it",
+                             lambda a: sim(a.mib, a.sim, a.md),
+                             type=str, nargs="?", const="sim:h100", metavar="DEVICE"))
 
 
 if __name__ == "__main__":

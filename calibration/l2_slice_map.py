@@ -17,7 +17,6 @@ enough to use every slice.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import sys
@@ -27,7 +26,7 @@ import numpy as np
 from simgpu.configs import load_config
 from simgpu_apps import table_out
 
-from . import kernel_counters
+from . import kernel_counters, probe_cli
 
 N = 1 << 22
 BINS = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 65536]
@@ -116,17 +115,11 @@ def report(out: pathlib.Path) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--gpu", type=pathlib.Path, help="run the probe, files to here")
-    ap.add_argument("--report", type=pathlib.Path, help="folder of a --gpu run")
-    ap.add_argument("--md", help="with --report: also write the table here")
-    args = ap.parse_args(argv)
-    if args.gpu:
-        return gpu(args.gpu) or 0
-    if args.report:
-        return table_out.emit(report(args.report), args.md)
-    ap.print_help()
-    return 2
+    return probe_cli.probe_main(
+        __doc__, argv,
+        gpu=probe_cli.action("run the probe, files to here", lambda a: gpu(a.gpu)),
+        report=probe_cli.table("folder of a --gpu run", lambda a: report(a.report)),
+        md=probe_cli.setting("with --report: also write the table here"))
 
 
 if __name__ == "__main__":

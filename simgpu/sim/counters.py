@@ -132,6 +132,8 @@ class TrafficCounter:
         """Where a warp has lanes on one word: the record regrouped by round (round r of
         warp w holds each word's r-th lane) as warps ``32 w + r``, the hardware's
         requests to the L2; None when no warp has a word twice."""
+        if _no_warp_has_a_word_twice(acc.warp, acc.address):
+            return None
         w, a = acc.warp.astype(np.int64), acc.address
         order = np.lexsort((acc.lane, a, w))
         ws, as_ = w[order], a[order]
@@ -182,6 +184,22 @@ class TrafficCounter:
     def coalesce(self, acc: MemoryAccess):
         """The coalescer's Batch for ``acc`` (:meth:`Coalescer.batch`)."""
         return self.coalescer.batch(acc)
+
+
+def _no_warp_has_a_word_twice(w: np.ndarray, a: np.ndarray) -> bool:
+    """An O(n) test without a sort, for the common shapes: True when each warp's
+    addresses strictly rise from one entry to the next and the warps come in order (a
+    thread-indexed atomic; an aggregated uniform one, one lane per warp), or when the
+    addresses strictly rise through the whole record.  False proves nothing: the
+    caller's sort decides.  A few numpy calls: cheap next to the sort where it fails."""
+    if w.size < 2:
+        return True
+    rise = a[1:] > a[:-1]
+    if rise.all():
+        return True
+    if not (rise | (w[1:] != w[:-1])).all():  # a warp's address repeats or falls
+        return False
+    return bool((w[1:] >= w[:-1]).all())      # else a warp could come back later
 
 
 def _warps(acc: MemoryAccess) -> int:
