@@ -131,6 +131,7 @@ class FrFcfsQueue:
         self.added += 1
         heappush(self.arrivals, (arrival, age, [arrival, age, bank, row, bursts, 0.0, 0, key]))
         self.waiting += 1
+        self.s.sub.reads_waiting += 1
 
     def _turn(self):
         """The next bank turn: (bank, when, its read) or (-1, inf, None); ties to the
@@ -175,6 +176,8 @@ class FrFcfsQueue:
                 heappop(arrivals)
                 self.now = e[_ENTERED] = t
                 s.window_wait += t - e[_ARRIVAL]
+                if sub.pending and sub.tail <= t:    # an idle bus: the queued writes go
+                    sub._drain(len(sub.pending), sub._reads_issued())   # first (as in read)
                 queued.setdefault(e[_BANK], []).append(e)
                 self.size += 1
                 continue
@@ -217,6 +220,7 @@ class FrFcfsQueue:
 
     def _placed(self, e: list, end: float) -> None:
         self.waiting -= 1
+        self.s.sub.reads_waiting -= 1
         self.out(e[_KEY], end)
 
 

@@ -139,6 +139,10 @@ class SubChannel:
         self.reads: list[float] = []        # heap: when each queued read leaves the queue
         self.writes: list[float] = []       # heap: when each drained write leaves the queue
         self.pending: list[tuple[float, int, int, int]] = []   # writes queued, not yet drained: (arrival, bank, row, n)
+        # reads queued for an FR-FCFS scheduler that decides them later
+        # (simgpu.mem.dram_scheduler.FrFcfsQueue): while there are any, the bus is not
+        # idle for the write queue, whatever its reservations show yet
+        self.reads_waiting = 0
         self.busy = 0.0
         self.row_hits = 0
         self.activations = 0
@@ -187,7 +191,7 @@ class SubChannel:
             enter = heappop(writes)
             self.stall += enter - arrive
         pending.append((enter, bank, row, bursts))
-        if self.tail <= enter:
+        if self.tail <= enter and not self.reads_waiting:
             self._drain(len(pending), self._reads_issued())   # nothing else to do
         elif len(pending) >= self.t.high:
             self._drain(len(pending) - self.t.low, enter)
