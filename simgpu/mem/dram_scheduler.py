@@ -159,30 +159,46 @@ class FrFcfsQueue:
                 return a
         return when
 
-    def advance(self, limit: float) -> None:
-        """Make every decision due at or before ``limit``."""
+    def advance(self, limit: float) -> float:
+        """Make every decision due at or before ``limit``; return when the next one is
+        due (inf: none)."""
         s = self.s
         sub, cap, window = s.sub, s.cap, s.window
         arrivals, queued, held, bank_free = self.arrivals, self.queued, self.held, self.bank_free
+        turn = None                      # (the turn, kept over arrivals that do not change it)
         while True:
-            bank, when, _ = self._turn()
+            if turn is None:
+                turn = self._turn()
+            bank, when, first = turn
             if arrivals and self.size < window and (bank < 0 or arrivals[0][0] <= when):
                 # an arrival comes first (or with the turn): it enters the window, as soon
                 # as it has arrived and a place is free, and may be chosen at that turn
                 e = arrivals[0][2]
                 t = e[_ARRIVAL] if e[_ARRIVAL] > self.now else self.now
                 if t > limit:
-                    return
+                    return t
                 heappop(arrivals)
                 self.now = e[_ENTERED] = t
                 s.window_wait += t - e[_ARRIVAL]
                 if sub.pending and sub.tail <= t:    # an idle bus: the queued writes go
                     sub._drain(len(sub.pending), sub._reads_issued())   # first (as in read)
-                queued.setdefault(e[_BANK], []).append(e)
+                b = e[_BANK]
+                mine = queued.get(b)
+                if mine is None:
+                    mine = queued[b] = []
+                if not mine and b not in held:
+                    # its bank had no turn: it may come first now (as _turn would find)
+                    at = bank_free.get(b, 0.0)
+                    if t > at:
+                        at = t
+                    if bank < 0 or at < when or (at == when and e[_AGE] < first[_AGE]):
+                        turn = (b, at, e)
+                mine.append(e)
                 self.size += 1
                 continue
             if bank < 0 or when > limit:
-                return
+                return when
+            turn = None
             now = self.now = when
             if bank in held:             # its row is open: the miss's column command
                 e = held.pop(bank)
