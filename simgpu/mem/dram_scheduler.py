@@ -180,6 +180,11 @@ class FrFcfsQueue:
                 heappop(arrivals)
                 self.now = e[_ENTERED] = t
                 s.window_wait += t - e[_ARRIVAL]
+                sub.stall += t - e[_ARRIVAL]     # (the sub-channel's queue counts, as read's)
+                sub.samples += 1
+                sub.queued_total += self.size
+                if self.size > sub.queued_max:
+                    sub.queued_max = self.size
                 if sub.pending and sub.tail <= t:    # an idle bus: the queued writes go
                     sub._drain(len(sub.pending), sub._reads_issued())   # first (as in read)
                 b = e[_BANK]
