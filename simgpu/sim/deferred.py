@@ -62,9 +62,11 @@ class DeferredLoads:
         mine[:] = keep
         return t if t > env.now else env.now
 
-    def poll(self, when: float) -> float:
-        """When a warp waiting for miss entries free at ``when`` (maybe a stand-in) looks
-        again: no later than one step from now, so that entries freed by loads decided
-        in between are seen in time."""
+    def poll(self, when: float, at: float) -> float:
+        """When a warp that needs miss entries at ``at`` and finds them free at ``when``
+        (maybe a stand-in) looks again: no later than a step from now (and not before
+        ``at``), so that entries freed by loads decided in between are seen in time."""
         limit = self.env.now + self.step
+        if limit < at:
+            limit = at
         return when if when < limit else limit
