@@ -79,6 +79,7 @@ class DeferredReads:
         self.active: dict[FrFcfsQueue, None] = {}
         self.tick_at = _INF
         self.step = self.lead if self.lead > 0 else 1.0
+        self.placed: list = []                # (end, order, load, partition) of this tick
         self.count = 0                        # loads so far
         self.fresh: list[Load] = []           # loads not yet taken by their warp
         self.drained = 0.0                    # the latest load's data back
@@ -149,6 +150,12 @@ class DeferredReads:
                 due = d
             if not queue.waiting:
                 del self.active[queue]
+        # the reads placed, in the order their data leave the partitions (the ports
+        # take replies in that order; the queues were advanced one after another)
+        placed, self.placed = self.placed, []
+        placed.sort()
+        for end, _, load, part in placed:
+            self._out(load, part, end)
         if due != _INF:
             at += self.step
             self._tick_at(due - self.lead if due - self.lead > at else at)
@@ -157,7 +164,10 @@ class DeferredReads:
 
     def _placed(self, key, end: float) -> None:
         """A read of ``key`` = (load, partition) is placed: its data are out at ``end``."""
-        load, part = key
+        self.placed.append((end, len(self.placed), key[0], key[1]))
+
+    def _out(self, load: Load, part: int, end: float) -> None:
+        """A read of ``load`` at ``part`` has its data out at ``end``."""
         entry = load.parts[part]
         entry[0] -= 1
         if end > entry[1]:
@@ -214,6 +224,8 @@ def uncached_load(amap, reads: DeferredReads, net, req) -> float:
     partitions: its stand-in time.  Sets ``req.accepted`` later than its issue where a
     partition's port queue was full."""
     t = req.translated
+    if not req.addresses:                 # (nothing to read: back at once)
+        return t
     by_part: dict = {}
     cache, granule = amap.cache, amap.granule
     for a, s in zip(req.addresses, req.sizes):
