@@ -411,7 +411,7 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                     ready = accepted
             # The scoreboard: the interpreter reads when the data are back.
             event.__dict__["ready"] = back       # (MemoryAccess is frozen for its users)
-            if real < back < DEFERRED:
+            if real < back < DEFERRED and event.kind != "store":
                 real = back
             if event.kind != "load" and back > acked:
                 acked = back                     # stores and atomics: acknowledged then
