@@ -150,6 +150,11 @@ class DeferredReads:
                 due = d
             if not queue.waiting:
                 del self.active[queue]
+                sub = queue.s.sub
+                if sub.drain_due >= 0:            # (a drain it was left: due now)
+                    due_at, sub.drain_due = sub.drain_due, -1.0
+                    if len(sub.pending) > sub.t.low:
+                        sub._drain(len(sub.pending) - sub.t.low, due_at)
         # the reads placed, in the order their data leave the partitions (the ports
         # take replies in that order; the queues were advanced one after another)
         placed, self.placed = self.placed, []

@@ -170,7 +170,18 @@ class FrFcfsQueue:
             if turn is None:
                 turn = self._turn()
             bank, when, first = turn
-            if arrivals and self.size < window and (bank < 0 or arrivals[0][0] <= when):
+            entering = arrivals and self.size < window and (bank < 0 or arrivals[0][0] <= when)
+            due = sub.drain_due
+            if 0 <= due <= limit and due <= (when if not entering else
+                                            max(arrivals[0][0], self.now)):
+                # the write queue reached its drain mark at ``due``, before the next read
+                # event: its oldest writes go now (SubChannel.write left it to us)
+                sub.drain_due = -1.0
+                if len(sub.pending) > sub.t.low:
+                    sub._drain(len(sub.pending) - sub.t.low, due)
+                turn = None
+                continue
+            if entering:
                 # an arrival comes first (or with the turn): it enters the window, as soon
                 # as it has arrived and a place is free, and may be chosen at that turn
                 e = arrivals[0][2]
@@ -185,8 +196,9 @@ class FrFcfsQueue:
                 sub.queued_total += self.size
                 if self.size > sub.queued_max:
                     sub.queued_max = self.size
-                if sub.pending and sub.tail <= t:    # an idle bus: the queued writes go
-                    sub._drain(len(sub.pending), sub._reads_issued())   # first (as in read)
+                if sub.pending and sub.tail <= t and sub.pending[0][0] <= t:
+                    # an idle bus, and writes have arrived: the queued writes go first
+                    sub._drain(len(sub.pending), sub._reads_issued())   # (as in read)
                 b = e[_BANK]
                 mine = queued.get(b)
                 if mine is None:

@@ -293,3 +293,40 @@ def test_a_kernel_without_loads_runs_the_same_either_way():
         assert np.array_equal(dst.to_host(), np.arange(n, dtype=np.int32))
     extra = [{k: v for k, v in r.extra.items() if k != "deferred_decisions"} for r in reps]
     assert reps[0].cycles == reps[1].cycles and extra[0] == extra[1]
+
+
+def test_a_write_drain_waits_for_the_scheduler_to_reach_it():
+    """While reads wait for a scheduler that decides them later, a write queue that
+    reaches its drain mark is drained when the scheduler gets to that time (between
+    the reads due before it and those due after), not at once ahead of them."""
+    from simgpu.mem.dram_scheduler import FrFcfs, FrFcfsQueue
+    from simgpu.mem.dram_timing import SubChannel, Timing
+    cfg = config("fr-fcfs")
+    d = cfg.dram
+    ends = {}
+    sub = SubChannel(Timing(cfg), cfg.memory.dram_banks_per_partition)
+    queue = FrFcfsQueue(FrFcfs(sub, d.read_queue_depth, d.frfcfs_cap),
+                        lambda key, end: ends.__setitem__(key, end))
+    queue.add(0.0, 0, 1, 2, "early")             # due before the writes' mark
+    queue.add(5000.0, 0, 1, 2, "late")           # due after it
+    for i in range(d.write_drain_high):          # writes to another bank, 1 cycle apart
+        sub.write(1, 2, 2, 100.0 + i)
+    mark = 100.0 + d.write_drain_high - 1
+    assert sub.drain_due == mark and len(sub.pending) == d.write_drain_high
+    assert not sub.bus_write or not any(sub.bus_write)       # nothing written yet
+    queue.advance(mark - 1)
+    assert "early" in ends and len(sub.pending) == d.write_drain_high
+    queue.advance(mark)
+    assert len(sub.pending) == d.write_drain_low and sub.drain_due < 0
+    first_write = min(s for s, w in zip(sub.bus_start, sub.bus_write) if w)
+    assert ends["early"] <= first_write
+    queue.advance(float("inf"))
+    assert ends["late"] > first_write
+    # without reads waiting, the mark drains at once (as at arrival)
+    plain = SubChannel(Timing(cfg), cfg.memory.dram_banks_per_partition)
+    for i in range(200):
+        plain.read(0, 1 + i % 3, 2, float(i))    # a busy bus: no idle drains
+    for i in range(d.write_drain_high):
+        plain.write(1, 2, 2, 100.0 + i)
+        assert len(plain.pending) < d.write_drain_high and plain.drain_due < 0
+    assert len(plain.pending) == d.write_drain_low
