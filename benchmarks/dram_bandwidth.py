@@ -3,6 +3,7 @@ the config's peak (issue 18 item 4: it must come out of the DRAM timing rules, a
 GT200 copy sustains roughly 70-85 % of peak).
 
     python benchmarks/dram_bandwidth.py [--device sim:gtx260 sim:h100] [--log2n 20]
+                                        [--read-scheduling at-arrival fr-fcfs]
 
 Shapes (a grid-stride loop over n 32-bit words, the whole GPU busy):
 copy (dst[i] = src[i]), read-only (each thread sums its words, one store per
@@ -15,6 +16,7 @@ launch overhead). On a GPU with an L2 the arrays are first flushed from it.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import time
 
@@ -68,6 +70,15 @@ def shapes(dev, n):
     ]
 
 
+def with_scheduling(dev, mode: str | None):
+    """``dev`` with ``[dram] read_scheduling = mode`` (None: as its config has it)."""
+    if mode is None or mode == dev.config.dram.read_scheduling:
+        return dev
+    cfg = dev.config
+    cfg = dataclasses.replace(cfg, dram=dataclasses.replace(cfg.dram, read_scheduling=mode))
+    return type(dev)(cfg, f"{dev.name}+{mode}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", nargs="+", default=["sim:gtx260", "sim:h100"])
@@ -75,15 +86,19 @@ def main() -> None:
     ap.add_argument("--engine", default="timed-block")
     ap.add_argument("--shapes", nargs="+", default=None,
                     help="run only these shapes (copy read-only write-only random)")
+    ap.add_argument("--read-scheduling", nargs="+", default=[None],
+                    choices=["at-arrival", "fr-fcfs"],
+                    help="[dram] read_scheduling to run with (default: the config's)")
     args = ap.parse_args()
     print(f"# DRAM bandwidth, n = 2^{args.log2n} int32 words, engine {args.engine}, "
           f"{datetime.date.today()} (benchmarks/dram_bandwidth.py)")
-    print("| device | shape | cycles | DRAM bytes | GB/s | fraction of peak | row hit rate | "
+    print("| device | reads | shape | cycles | DRAM bytes | GB/s | fraction of peak | row hit rate | "
           "activations | queue-full stall cycles | CPU s |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name in args.device:
-        dev = simgpu.get_device(name)
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, mode in [(d, m) for d in args.device for m in args.read_scheduling]:
+        dev = with_scheduling(simgpu.get_device(name), mode)
         cfg = dev.config
+        mode = cfg.dram.read_scheduling
         peak = cfg.memory.peak_bandwidth_gbps
         threads, cases = shapes(dev, 1 << args.log2n)
         block = 256
@@ -94,14 +109,18 @@ def main() -> None:
             if cfg.cache.present:
                 dev.flush_caches()
             t0 = time.process_time()
-            rep = dev.launch(kern, grid, block, *kargs, engine=args.engine)
+            try:
+                rep = dev.launch(kern, grid, block, *kargs, engine=args.engine)
+            except ValueError as e:              # (fr-fcfs on a GPU with an L2)
+                print(f"| {name} | {mode} | {label} | {e} |", flush=True)
+                break
             cpu = time.process_time() - t0
             x = rep.extra
             fixed = (cfg.issue.kernel_fixed_us or 0.0) * cfg.gpu.core_clock_mhz
             cycles = rep.cycles - fixed
             seconds = cycles / (cfg.gpu.core_clock_mhz * 1e6)
             gbps = x["dram_bytes"] / seconds / 1e9
-            print(f"| {name} | {label} | {cycles:,.0f} | {x['dram_bytes']:,} | {gbps:.1f} | "
+            print(f"| {name} | {mode} | {label} | {cycles:,.0f} | {x['dram_bytes']:,} | {gbps:.1f} | "
                   f"{gbps / peak:.2f} | {x['row_hit_rate']:.2f} | {x['activations']:,} | "
                   f"{x['queue_full_stall_cycles']:,.0f} | {cpu:.1f} |", flush=True)
 

@@ -2,6 +2,7 @@
 stay within 1.5x of its earlier speed per node).
 
     python benchmarks/timed_speed.py [--log2 16 17 18] [--engine timed-block] [--repeat 3]
+                                     [--read-scheduling at-arrival fr-fcfs]
 
 Ranks a random list (one list, random splitters, 64-bit packing) on sim:gtx260 with
 the given timed engine and prints CPU seconds (time.process_time of this process,
@@ -17,6 +18,7 @@ pipeline ran compiled (``python -m simgpu.native build``) or from source.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 
 import numpy as np
@@ -34,9 +36,15 @@ def random_list(n: int, seed: int = 1) -> np.ndarray:
     return succ
 
 
-def timed_rank(succ, device: str, engine: str):
-    """(CPU s of rank(), CPU s of the method's own launches, simulated ms of those)."""
+def timed_rank(succ, device: str, engine: str, scheduling: str | None = None):
+    """(CPU s of rank(), CPU s of the method's own launches, simulated ms of those);
+    ``scheduling``: ``[dram] read_scheduling`` (None: the config's)."""
     dev = simgpu.get_device(device)              # a fresh device: its TLBs start empty
+    if scheduling is not None and scheduling != dev.config.dram.read_scheduling:
+        cfg = dev.config
+        cfg = dataclasses.replace(cfg, dram=dataclasses.replace(cfg.dram,
+                                                                read_scheduling=scheduling))
+        dev = type(dev)(cfg, f"{dev.name}+{scheduling}")
     launch, spent = dev.launch, {}
 
     def timed_launch(kernel, *args, **kwargs):
@@ -60,21 +68,26 @@ def main() -> None:
     ap.add_argument("--engine", default="timed-block")
     ap.add_argument("--device", default="sim:gtx260")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--read-scheduling", nargs="+", default=[None],
+                    choices=["at-arrival", "fr-fcfs"],
+                    help="[dram] read_scheduling to run with (default: the config's)")
     args = ap.parse_args()
     units = "compiled" if native_load.loaded() else "source"
-    print("| n | engine | device | memory units | CPU s, all | us per node | "
+    print("| n | engine | device | reads | memory units | CPU s, all | us per node | "
           "CPU s, kernels | us per node, kernels | simulated ms |")
-    print("|---:|---|---|---|---:|---:|---:|---:|---:|")
+    print("|---:|---|---|---|---|---:|---:|---:|---:|---:|")
     for k in args.log2:
         succ = random_list(1 << k)
-        runs = [timed_rank(succ, args.device, args.engine) for _ in range(args.repeat)]
-        best = min(r[0] for r in runs)
-        kernels = min(r[1] for r in runs)
-        ms = runs[-1][2]
-        print(f"| 2^{k} | {args.engine} | {args.device} | {units} | {best:.2f} | "
-              f"{best / (1 << k) * 1e6:.2f} | {kernels:.2f} | {kernels / (1 << k) * 1e6:.2f} | "
-              f"{'n/a' if ms is None else f'{ms:.4f}'} |", flush=True)
-
+        for mode in args.read_scheduling:
+            runs = [timed_rank(succ, args.device, args.engine, mode)
+                    for _ in range(args.repeat)]
+            best = min(r[0] for r in runs)
+            kernels = min(r[1] for r in runs)
+            ms = runs[-1][2]
+            print(f"| 2^{k} | {args.engine} | {args.device} | {mode or 'config'} | {units} | "
+                  f"{best:.2f} | {best / (1 << k) * 1e6:.2f} | {kernels:.2f} | "
+                  f"{kernels / (1 << k) * 1e6:.2f} | {'n/a' if ms is None else f'{ms:.4f}'} |",
+                  flush=True)
 
 if __name__ == "__main__":
     main()

@@ -41,6 +41,9 @@ class ConfigError(ValueError):
 # quote, and the smallest value it accepts ("positive" or "nonnegative").
 # --------------------------------------------------------------------------- #
 
+#: ``[dram] read_scheduling``'s values (simgpu/mem/deferred_reads.py: "fr-fcfs").
+READ_SCHEDULING = ("at-arrival", "fr-fcfs")
+
 _POSITIVE = "positive"
 _NONNEGATIVE = "nonnegative"
 
@@ -292,8 +295,15 @@ class DramTiming:
     write_queue_depth: int = _f("writes a sub-channel's write queue holds")
     write_drain_high: int = _f("queued writes at which the sub-channel starts draining them")
     write_drain_low: int = _f("queued writes left when a drain stops", _NONNEGATIVE)
+    read_scheduling: str = _opt('"at-arrival" (each read booked when it arrives: first come, '
+                                'first served across requests) or "fr-fcfs" (reads decided by '
+                                'the FR-FCFS scheduler when the simulation reaches them)', None,
+                                default="at-arrival")
 
     def _check(self, err, memory: MemoryModel) -> None:
+        if self.read_scheduling is not None and self.read_scheduling not in READ_SCHEDULING:
+            err("read_scheduling", f"expected one of {', '.join(map(repr, READ_SCHEDULING))}, "
+                                   f"got {self.read_scheduling!r}")
         if memory.bus_width_bits // memory.partitions % self.subchannels:
             err("subchannels", f"a {memory.partition_width_bits}-bit partition does not split into "
                                f"{self.subchannels} sub-channels")

@@ -139,6 +139,13 @@ class SubChannel:
         self.reads: list[float] = []        # heap: when each queued read leaves the queue
         self.writes: list[float] = []       # heap: when each drained write leaves the queue
         self.pending: list[tuple[float, int, int, int]] = []   # writes queued, not yet drained: (arrival, bank, row, n)
+        # reads queued for an FR-FCFS scheduler that decides them later
+        # (simgpu.mem.dram_scheduler.FrFcfsQueue): while there are any, the bus is not
+        # idle for the write queue, whatever its reservations show yet
+        self.reads_waiting = 0
+        # while there are: when the write queue reached its drain mark (-1: not), for
+        # the scheduler to drain it when it gets there, between its reads in time order
+        self.drain_due = -1.0
         self.busy = 0.0
         self.row_hits = 0
         self.activations = 0
@@ -187,14 +194,22 @@ class SubChannel:
             enter = heappop(writes)
             self.stall += enter - arrive
         pending.append((enter, bank, row, bursts))
-        if self.tail <= enter:
-            self._drain(len(pending), self._reads_issued())   # nothing else to do
-        elif len(pending) >= self.t.high:
-            self._drain(len(pending) - self.t.low, enter)
+        if not self.reads_waiting:
+            self.drain_due = -1.0
+            if self.tail <= enter:
+                self._drain(len(pending), self._reads_issued())   # nothing else to do
+            elif len(pending) >= self.t.high:
+                self._drain(len(pending) - self.t.low, enter)
+        elif len(pending) >= self.t.high and self.drain_due < 0:
+            # reads wait for a scheduler that decides them later (FrFcfsQueue): it drains
+            # the queue when it gets to ``enter``, after the reads due before then
+            self.drain_due = enter
+
         return enter, enter - arrive
 
     def flush(self) -> float:
         """Drain every queued write; return when the bus's last reservation ends."""
+        self.drain_due = -1.0
         if self.pending:
             self._drain(len(self.pending), self._reads_issued())
         return self.tail

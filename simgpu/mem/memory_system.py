@@ -32,6 +32,7 @@ from .l2_slices import L2Slices
 from .mshr import Mshr
 from .request import Request
 from .uncached import uncached
+from .deferred_reads import DEFERRED, DeferredReads, uncached_load
 from .address_space import PageTables
 from .tlb import TlbState, Translator  # noqa: F401  (TlbState: the type of ``tlbs``)
 
@@ -70,6 +71,7 @@ class MemorySystem:
         self.mshr = Mshr(limit, config.gpu.sm_count) if limit else None
         self.accepted = 0.0       # when the pipeline took the last request (>= its issue)
         self._drained = 0.0
+        self.deferred: DeferredReads | None = None   # (defer_reads)
 
     # --- the pipeline's state, as the engines and tests read it ----------------------
 
@@ -88,6 +90,8 @@ class MemorySystem:
         done = self._drained
         if self.slices is not None and self.slices.drained > done:
             done = self.slices.drained
+        if self.deferred is not None and self.deferred.drained > done:
+            done = self.deferred.drained
         written = self.dram.drain()
         return written if written > done else done
 
@@ -104,6 +108,25 @@ class MemorySystem:
     def crossings(self, value: list) -> None:
         if self.slices is not None:
             self.slices.crossings = value
+
+    def defer_reads(self, schedule) -> DeferredReads:
+        """Queue loads' DRAM reads for FR-FCFS decisions made as the simulation goes on
+        (``[dram] read_scheduling = "fr-fcfs"``, :mod:`~simgpu.mem.deferred_reads`):
+        :meth:`access` then returns a load's stand-in time (>= ``DEFERRED``).
+        ``schedule(t, fn)``: the engine calls ``fn()`` once its clock is at ``t``."""
+        if self.slices is not None:
+            raise ValueError(f"{self.config.gpu.name}: [dram] read_scheduling = \"fr-fcfs\" "
+                             "is wired for GPUs without an L2 only; use \"at-arrival\"")
+        self.deferred = DeferredReads(self.dram, self.net, self.mshr)
+        self.deferred.schedule = schedule
+        return self.deferred
+
+    def _hold(self, sm: int, n: int, done: float) -> None:
+        """``n`` miss entries of ``sm`` held until ``done`` (a deferred load's: until its
+        time is decided)."""
+        entry = self.mshr.hold(sm, n, done)
+        if done >= DEFERRED:
+            self.deferred.hold(entry, done)
 
     def locate(self, address):
         """(partition, bank, row) of byte addresses (an int or a numpy array)."""
@@ -141,14 +164,14 @@ class MemorySystem:
             done = self._request(kind, addresses, sizes, t, sm, l1, lanes)
             n = cache.misses - before if cache is not None else len(addresses)
             if n:
-                mshr.hold(sm, n, done)
+                self._hold(sm, n, done)
             return done
         need = self.entry_positions(kind, addresses, sm, l1)
         n, first, done, accepted = len(need), 0, t, t
         if free >= n:                     # (none for L1 hits)
             done = self._request(kind, addresses, sizes, t, sm, l1, lanes)
             if n:
-                mshr.hold(sm, n, done)
+                self._hold(sm, n, done)
             return done
         taken = 0
         while taken < n:
@@ -156,7 +179,7 @@ class MemorySystem:
             taken += take
             end = need[taken] if taken < n else len(addresses)   # up to the next miss
             back = self._request(kind, addresses[first:end], sizes[first:end], at, sm, l1, lanes)
-            mshr.hold(sm, take, back)
+            self._hold(sm, take, back)
             if back > done:
                 done = back
             if self.accepted > accepted:
@@ -212,13 +235,15 @@ class MemorySystem:
             if accepted > req.accepted:
                 req.accepted = accepted
         self.accepted = req.accepted
-        if done > self._drained:
+        if done > self._drained and done < DEFERRED:
             self._drained = done
         return done
 
     def _uncached(self, req: Request) -> float:
         """Loads and stores of a GPU without caches: straight to the partitions
         (:func:`~simgpu.mem.uncached.uncached`)."""
+        if self.deferred is not None and req.kind == "load":
+            return uncached_load(self.amap, self.deferred, self.net, req)
         return uncached(self.amap, self.dram, self.net, req)
 
     def walk_read(self, address: int, nbytes: int, t: float) -> float:
@@ -245,6 +270,9 @@ class MemorySystem:
 
     def finish(self, cycles: float) -> None:
         """The launch ended at ``cycles``: move the L2's clock past it."""
+        if self.deferred is not None and self.deferred.open:   # (an engine's wiring bug)
+            raise RuntimeError(f"the launch ended with {self.deferred.open} loads whose "
+                               "DRAM reads were never decided")
         if self.l2 is not None:
             self.l2.clock = self.slices.clock + cycles
 
@@ -262,6 +290,8 @@ class MemorySystem:
             extra.update(self.translator.summary())
         if self.atomics.operations:
             extra["atomic_operations"] = self.atomics.operations
+        if self.deferred is not None:
+            extra["deferred_decisions"] = self.deferred.decisions
         if self.mshr is not None and self.mshr.waits:
             extra["mshr_waits"] = self.mshr.waits
         return {**caches, **dram, **extra,

@@ -65,7 +65,10 @@ class Mshr:
         take = min(free, n)
         return take, t
 
-    def hold(self, sm: int, n: int, until: float) -> None:
-        """``n`` entries of ``sm`` are taken until ``until`` (their data are back)."""
+    def hold(self, sm: int, n: int, until: float) -> list:
+        """``n`` entries of ``sm`` are taken until ``until`` (their data are back); the
+        entry (a deferred load's gets its time later: simgpu.mem.deferred_reads)."""
         self.in_use[sm] += n
-        heapq.heappush(self.held[sm], [until, n])
+        entry = [until, n]
+        heapq.heappush(self.held[sm], entry)
+        return entry

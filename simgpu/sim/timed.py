@@ -38,6 +38,7 @@ import simpy
 
 from ..mem.banks import bank_layout, bank_passes
 from ..mem.memory_system import MemorySystem
+from .deferred import DEFERRED, DeferredLoads
 from .engines import BarrierPool, shared_bindings
 from .interpreter import Barrier, Counters, Executor
 from .lanes import Geometry, LaneGroup
@@ -210,6 +211,8 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
         raise ValueError(f"timed granularity must be one of {GRANULARITIES}, not {granularity!r}")
     env = Environment()
     memory = MemorySystem(config, l2, tlbs)
+    # [dram] read_scheduling = "fr-fcfs": loads' reads decided as the clock gets there
+    deferred = DeferredLoads(env, memory) if config.dram.read_scheduling == "fr-fcfs" else None
     sms = [SM(i, config) for i in range(config.gpu.sm_count)]
     resident, limit = blocks_per_sm(config, geom, fn)
     shared_latency = config.issue.shared_memory_latency_cycles
@@ -263,6 +266,8 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                     need = len(misses) if len(misses) < mshr.limit else mshr.limit
                     if need and mshr.free_at(sm.index, at) < need:   # the warp (the LSU) waits
                         when = mshr.when_free(sm.index, need)
+                        if deferred is not None:     # (entries of undecided loads)
+                            when = deferred.poll(when, at)
                         mshr.waits += need
                         mshr.wait_cycles += (when - at) * need
                         return at, back, (per_warp, lanes, i, first, back), when
@@ -327,6 +332,8 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
         loaded = not first_load                  # its first global load issued yet?
         acked = 0.0                              # when its stores so far are acknowledged
         late: list = []                          # [back, through the link] of far loads
+        mine: list = []                          # its deferred loads (DeferredLoads)
+        real = 0.0                               # its latest load's real ready time
         while True:
             try:
                 event = next(gen)                # functional execution, at this cycle
@@ -337,6 +344,8 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
             cls = event.__class__
             if cls is Stall:                     # the next instruction needs pending data
                 until = event.until
+                if until >= DEFERRED:            # a deferred load's: wait for its decision
+                    until = yield from deferred.wait(until, mine, real)
                 if until > ready:
                     ready = until
                 if late:
@@ -379,6 +388,8 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 if issued > ready:
                     ready = issued
             accepted, back, resume, when = serve(event, issued, sm)
+            if deferred is not None:             # (taken before the warp yields, as below)
+                deferred.take(mine)
             # Far loads' crossings are this access's: taken before the warp yields, so
             # that no other warp, served while this one waits, takes them as its own.
             crossings = memory.crossings
@@ -390,6 +401,8 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 # find the entries taken too
                 yield env.timeout(when - env.now)
                 accepted, back, resume, when = serve(event, env.now, sm, resume)
+                if deferred is not None:
+                    deferred.take(mine)
                 if memory.crossings:
                     crossings, memory.crossings = crossings + memory.crossings, []
             if accepted > issued:
@@ -398,6 +411,8 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                     ready = accepted
             # The scoreboard: the interpreter reads when the data are back.
             event.__dict__["ready"] = back       # (MemoryAccess is frozen for its users)
+            if real < back < DEFERRED and event.kind != "store":
+                real = back
             if event.kind != "load" and back > acked:
                 acked = back                     # stores and atomics: acknowledged then
             if crossings:
