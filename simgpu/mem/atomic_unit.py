@@ -18,6 +18,8 @@ counts, are the coalescer's.
 """
 from __future__ import annotations
 
+from .uncached import by_partition
+
 __all__ = ["AtomicUnit"]
 
 
@@ -85,11 +87,9 @@ class AtomicUnit:
         (serialized per address, one per ``unit_cycles_per_operation``); the first one's
         result is back ``global_atomic_latency_cycles`` after the data as before."""
         t = req.translated
-        where, cache, interleave = self.amap.where, self.amap.cache, self.amap.interleave
-        by_part: dict = {}
-        for a, s in zip(req.addresses, req.sizes):
-            w = cache.get(a // interleave) or where(a)
-            by_part.setdefault(w[0], []).append((w[1], w[2], s, a))
+        # (the address map's cache is keyed by its granule, which is its interleave only
+        # where a chunk lies in one bank: by_partition reads it by the granule)
+        by_part = by_partition(self.amap, req.addresses, req.sizes)
         done = t
         net, lanes = self.net, (dict(req.lanes) if req.lanes is not None else None)
         alu = self.latency - self.dram.hit

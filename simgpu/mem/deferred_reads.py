@@ -28,6 +28,7 @@ from __future__ import annotations
 from heapq import heapify
 
 from .dram_scheduler import FrFcfs, FrFcfsQueue
+from .uncached import by_partition
 
 __all__ = ["DEFERRED", "DeferredReads", "Load"]
 
@@ -231,17 +232,7 @@ def uncached_load(amap, reads: DeferredReads, net, req) -> float:
     t = req.translated
     if not req.addresses:                 # (nothing to read: back at once)
         return t
-    by_part: dict = {}
-    cache, granule = amap.cache, amap.granule
-    for a, s in zip(req.addresses, req.sizes):
-        w = cache.get(a // granule)
-        if w is None:
-            w = amap.where(a)
-        txns = by_part.get(w[0])
-        if txns is None:
-            by_part[w[0]] = [(w[1], w[2], s, a)]
-        else:
-            txns.append((w[1], w[2], s, a))
+    by_part = by_partition(amap, req.addresses, req.sizes)
     arrivals = {}
     if not net.modeled:                   # a fixed latency each way
         arrive = net.to_partition(t)

@@ -13,18 +13,13 @@ from __future__ import annotations
 from .dram import AddressMap, Dram
 from .interconnect import Interconnect
 
-__all__ = ["uncached"]
+__all__ = ["uncached", "by_partition"]
 
 
-def uncached(amap: AddressMap, dram: Dram, net: Interconnect, req) -> float:
-    """When ``req``'s data are back at its SM (a store: when it is acknowledged), its
-    transactions served by ``dram``'s partitions (``amap`` locates them) over ``net``.
-    Sets ``req.accepted`` later than its issue where a partition's queue was full."""
-    # (The locals' types matter only where simgpu.native compiles this module: they let
-    # it keep numbers as machine numbers. The source runs the same either way.)
-    t: float = req.translated
-    addresses: list[int] = req.addresses
-    sizes: list[int] = req.sizes
+def by_partition(amap: AddressMap, addresses: list[int],
+                 sizes: list[int]) -> dict[int, list[tuple[int, int, int, int]]]:
+    """A request's transactions grouped by partition, in issue order: partition ->
+    [(bank, row, size, address), ...] (``amap`` locates them, its cache first)."""
     by_part: dict[int, list[tuple[int, int, int, int]]] = {}
     cache, granule = amap.cache, amap.granule
     for a, s in zip(addresses, sizes):
@@ -36,6 +31,19 @@ def uncached(amap: AddressMap, dram: Dram, net: Interconnect, req) -> float:
             by_part[w[0]] = [(w[1], w[2], s, a)]
         else:
             txns.append((w[1], w[2], s, a))
+    return by_part
+
+
+def uncached(amap: AddressMap, dram: Dram, net: Interconnect, req) -> float:
+    """When ``req``'s data are back at its SM (a store: when it is acknowledged), its
+    transactions served by ``dram``'s partitions (``amap`` locates them) over ``net``.
+    Sets ``req.accepted`` later than its issue where a partition's queue was full."""
+    # (The locals' types matter only where simgpu.native compiles this module: they let
+    # it keep numbers as machine numbers. The source runs the same either way.)
+    t: float = req.translated
+    addresses: list[int] = req.addresses
+    sizes: list[int] = req.sizes
+    by_part = by_partition(amap, addresses, sizes)
     done = t
     write: bool = req.kind == "store"
     if not net.modeled:                # a fixed latency each way
