@@ -77,16 +77,18 @@ class AddressMap:
         """(partition, bank, row) of byte addresses (an int or a numpy array)."""
         chunk = address // self.interleave
         if self.skip >= 0:                 # two chunks that differ only in bit ``skip``
-            k = self.skip                  # share a partition: the other bits choose it,
-            low = chunk & ((1 << k) - 1)   # this one orders them within it
-            bit = (chunk >> k) & 1
-            chunk = low | ((chunk >> (k + 1)) << k)
+            s = self.skip                  # share a partition: the other bits choose it,
+            low = chunk & ((1 << s) - 1)   # this one orders them within it
+            bit = (chunk >> s) & 1
+            chunk = low | ((chunk >> (s + 1)) << s)
             local = ((chunk // self.n) * 2 + bit) * self.interleave + address % self.interleave
         else:
             local = (chunk // self.n) * self.interleave + address % self.interleave
         if self.lanes == 1:
             page = local // self.row_bytes
             return chunk % self.n, page % self.banks, page // self.banks
+        # (not ``s`` above: mypyc types a name once, and ``s`` is an int where this may
+        # be an array)
         k = local // self.burst                # the burst's number in the partition
         lane = k % self.lanes
         sub, group = lane % self.subs, lane // self.subs
