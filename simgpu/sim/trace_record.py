@@ -67,6 +67,7 @@ class RecordingExecutor(Executor):
     def __init__(self, group: LaneGroup, schedule, counters, wave: "Wave"):
         super().__init__(group, schedule, counters, lockstep=True)
         self.wave = wave
+        self.check = wave.ownership         # sees every load and store (trace_replay.Ownership)
         self.clock = True                   # syncthreads() yields FENCE, as a timed block's
         self.sync_idx = None
         self._rows_of = (None, None)
@@ -187,18 +188,30 @@ class Wave:
             per_warp = self.banks.replays_per_warp(acc)      # bank-conflict replays
             item = (MEMORY, acc.kind, acc.space, acc.node, per_warp)
         else:
-            if self.ownership is not None:
-                self.ownership.check(acc)
             item = (MEMORY, acc.kind, acc.space, acc.node, self.traffic.add_timed(acc))
+            if (acc.node.loc.line, acc.kind) not in self.traffic.samples:
+                # the teaching view's sample is the first warp to issue the instruction
+                # in simulated time: each block's first warp, for the replay to pick
+                item += (self._first_warps(acc, w[starts][cuts]), acc.array, acc.word_size)
         j = self._add(item, blocks, lo, hi)
         mask = np.zeros(self.count, dtype=bool)
         mask[blocks] = True
         return {j: mask}
 
+    def _first_warps(self, acc, first_warp):
+        """(each block's first warp, the offsets of its lanes, the lanes' lane numbers
+        and addresses), block by block in the order of the access's blocks."""
+        row = acc.warp // self.wpb
+        blocks = first_warp // self.wpb
+        keep = acc.warp == first_warp[np.searchsorted(blocks, row)]
+        offsets = np.searchsorted(row[keep], blocks).tolist() + [int(keep.sum())]
+        return first_warp.tolist(), offsets, acc.lane[keep], acc.address[keep]
+
     def finish(self):
         """Each block's entries in order: ``starts[b]:starts[b+1]`` of the flat lists."""
         n = sum(e[0].size for e in self._entries)
         blocks = np.empty(n, np.int64)
+        pos = np.empty(n, np.int64)              # the block's place among the item's
         item = np.empty(n, np.int64)
         k = np.empty(n, np.int64)
         lo = np.zeros(n, np.int64)
@@ -207,6 +220,7 @@ class Wave:
         for b, j, kk, l, h in self._entries:
             end = at + b.size
             blocks[at:end], item[at:end], k[at:end] = b, j, kk
+            pos[at:end] = np.arange(b.size)
             if l is not None:
                 lo[at:end], hi[at:end] = l, h
             at = end
@@ -215,6 +229,7 @@ class Wave:
         self.starts = np.searchsorted(blocks[order], np.arange(self.count + 1)).tolist()
         self.item, self.k = item[order].tolist(), k[order].tolist()
         self.lo, self.hi = lo[order].tolist(), hi[order].tolist()
+        self.block_pos = pos[order].tolist()
         self.final = self.issued.tolist()         # each block's instructions at its end
         self.left = self.count                    # blocks not yet finished (then freed)
 

@@ -30,6 +30,7 @@ import copy
 
 import numpy as np
 
+from ..mem.access import MemoryAccess
 from .interpreter import Counters
 from .scoreboard import FENCE, Stall
 from .timed import SharedBanks, run_timed
@@ -38,6 +39,10 @@ from .trace_record import MEMORY, WAIT, kernel_traits, record_wave
 #: Lanes per recorded wave: enough for numpy to amortize its per-call cost, few enough
 #: that a wave's trace (its transactions as Python lists) stays small.
 TRACE_WAVE_LANES = 1 << 14
+
+
+def _no_sample(acc):
+    pass
 
 
 class TraceConflict(Exception):
@@ -52,44 +57,76 @@ class TracedAccess:
 
 
 class Ownership:
-    """Which block touched each element of the arrays a launch writes: raises
-    :class:`TraceConflict` where an element written by one block is read or written
-    by another (then the order of the blocks could change the results)."""
+    """Which blocks read and wrote each element of the arrays a launch writes, seen
+    through the interpreter's checker hooks (before each store changes the data):
+    raises :class:`TraceConflict` where one block reads an element another writes, or
+    two blocks write different values to one element (the same value, as a flag set
+    by many, is no conflict: any order leaves it)."""
 
-    def __init__(self, bindings: dict, stored: set, warps_per_block: int):
-        bases = {bindings[n].base for n in stored if n in bindings}
-        self.tracked = {n: b for n, b in bindings.items()
-                        if b.space == "global" and b.base in bases}
-        self.wpb = warps_per_block
+    def __init__(self, bindings: dict, stored: set):
+        self.bases = {bindings[n].base for n in stored
+                      if n in bindings and bindings[n].space == "global"}
         self.state: dict = {}
 
-    def check(self, acc):
-        b = self.tracked.get(acc.array)
-        if b is None:
-            return
+    def _state(self, b):
         st = self.state.get(b.base)
-        if st is None:
-            st = self.state[b.base] = (np.full(b.size, -1, np.int64), np.zeros(b.size, bool))
-        owner, written = st
-        pos = (acc.address - b.base) // acc.word_size
-        blk = acc.warp // self.wpb
-        o = owner[pos]
+        if st is None:       # (-1: none yet; a block; -2: several blocks)
+            st = self.state[b.base] = (np.full(b.size, -1, np.int32), np.full(b.size, -1, np.int32))
+        return st
+
+    @staticmethod
+    def _mark(table, pos, blk):
+        """Record that blocks ``blk`` touch ``pos``; returns each lane's entry now."""
+        o = table[pos]
         fresh = o == -1
         if fresh.any():
-            owner[pos[fresh]] = blk[fresh]
-            o = owner[pos]
+            table[pos[fresh]] = blk[fresh]
+            o = table[pos]
         other = o != blk
         if other.any():
-            owner[pos[other]] = -2
-            o = owner[pos]
-        shared = o == -2
-        if acc.kind != "load":
-            written[pos] = True
-            bad = shared.any()
-        else:
-            bad = (shared & written[pos]).any()
-        if bad:
-            raise TraceConflict(f"blocks share elements of '{acc.array}', which the launch writes")
+            table[pos[other]] = -2
+            o = table[pos]
+        return o
+
+    def load(self, ex, e, b, idx, pos):
+        if b.space != "global" or b.base not in self.bases:
+            return
+        readers, writers = self._state(b)
+        blk = ex.group.block_lin[idx].astype(np.int32)
+        self._mark(readers, pos, blk)
+        w = writers[pos]
+        if ((w != -1) & (w != blk)).any():
+            raise TraceConflict(f"a block reads elements of '{b.name}' that another writes")
+
+    def store(self, ex, s, b, idx, pos, value):
+        if b.space != "global" or b.base not in self.bases:
+            return
+        readers, writers = self._state(b)
+        blk = ex.group.block_lin[idx].astype(np.int32)
+        r = readers[pos]
+        if ((r != -1) & (r != blk)).any():
+            raise TraceConflict(f"a block writes elements of '{b.name}' that another reads")
+        w = writers[pos]
+        value = np.broadcast_to(value, pos.shape)
+        other = (w != -1) & (w != blk)
+        if other.any() and (b.data[pos[other]] != value[other]).any():
+            raise TraceConflict(f"blocks write different values to elements of '{b.name}'")
+        if pos.size > 1:             # lanes of two blocks on one element in this store
+            order = np.argsort(pos, kind="stable")
+            p, v, k = pos[order], value[order], blk[order]
+            same = (p[1:] == p[:-1]) & (k[1:] != k[:-1])
+            if same.any() and (v[1:][same] != v[:-1][same]).any():
+                raise TraceConflict(f"blocks write different values to elements of '{b.name}'")
+        self._mark(writers, pos, blk)
+
+    def atomic(self, ex, e, b, idx, pos):     # pragma: no cover - atomics are refused first
+        raise TraceConflict("atomics are not replayed")
+
+    def syncthreads(self, group, idx):
+        pass
+
+    def syncwarp(self, group, idx):
+        pass
 
 
 class TraceSource:
@@ -102,6 +139,10 @@ class TraceSource:
         self.args = (fn, geom, scalars, arrays, schedule, counters, traffic, self.banks,
                      ownership)
         self.geom = geom
+        # samples (TrafficCounter.keep_sample) are taken as the replay meets them, as
+        # timed-block takes them: the first block in simulated time, not the first wave
+        self.traffic = traffic
+        self.keep_sample, traffic.keep_sample = traffic.keep_sample, _no_sample
         self.per_wave = max(1, wave_lanes // geom.threads_per_block)
         self.waves: dict = {}
         self.recorded = 0                         # waves recorded so far
@@ -121,7 +162,20 @@ class TraceSource:
         """(the block's event generator, its Counters: warp instructions so far)."""
         wave = self.wave(block)
         wc = Counters()
-        return self._replay(wave, block - wave.first, wc, env), wc
+        return self._replay(wave, block - wave.first, wc, env, self), wc
+
+    def sample(self, it, e_index: int, lo: int):
+        """The sample of memory item ``it`` from this block (its ``lo``-th warp entry)."""
+        key = (it[3].loc.line, it[1])
+        if key in self.traffic.samples:
+            return
+        first_warp, offsets, lanes, addresses = it[5]
+        k = e_index
+        acc = object.__new__(MemoryAccess)
+        a, z = offsets[k], offsets[k + 1]
+        acc.__dict__.update(kind=it[1], node=it[3], array=it[6], warp=np.full(z - a, first_warp[k]),
+                            lane=lanes[a:z], address=addresses[a:z], word_size=it[7])
+        self.keep_sample(acc)
 
     def finished(self, block: int):
         i = block // self.per_wave
@@ -131,7 +185,7 @@ class TraceSource:
             del self.waves[i]
 
     @staticmethod
-    def _replay(wave, b: int, wc: Counters, env):
+    def _replay(wave, b: int, wc: Counters, env, source):
         items, item, ks, los, his = wave.items, wave.item, wave.k, wave.lo, wave.hi
         ready: dict = {}
         for e in range(wave.starts[b], wave.starts[b + 1]):
@@ -145,6 +199,8 @@ class TraceSource:
                     acc.replays = sum(it[4][los[e]:his[e]])
                 else:
                     acc.per_warp = it[4][los[e]:his[e]]
+                if len(it) > 5:
+                    source.sample(it, wave.block_pos[e], los[e])
                 yield acc
                 ready[j] = acc.ready
             elif tag == WAIT:
@@ -183,8 +239,8 @@ def run_trace_block(device, fn, geom, scalars, bindings, sched, checks, counters
     refusal = static_refusal(device, fn, sched, checks)
     if refusal is None:
         _, stored = kernel_traits(fn)
-        ownership = Ownership(bindings, stored, geom.warps_per_block)
-        saved = {b.base: (b, b.data.copy()) for b in ownership.tracked.values()}
+        ownership = Ownership(bindings, stored)
+        saved = {b.base: (b, b.data.copy()) for b in bindings.values() if b.base in ownership.bases}
         l2, tlbs = copy.deepcopy(device.l2), copy.deepcopy(getattr(device, "tlbs", None))
         source = TraceSource(config, fn, geom, scalars, bindings, sched, counters, traffic,
                              ownership)
