@@ -67,6 +67,7 @@ class RecordingExecutor(Executor):
     def __init__(self, group: LaneGroup, schedule, counters, wave: "Wave"):
         super().__init__(group, schedule, counters, lockstep=True)
         self.wave = wave
+        self.single = False     # (a one-warp wave's branch() would count past issue())
         self.check = wave.ownership         # sees every load and store (trace_replay.Ownership)
         self.clock = True                   # syncthreads() yields FENCE, as a timed block's
         self.sync_idx = None
