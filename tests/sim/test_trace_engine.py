@@ -170,3 +170,15 @@ def test_random_inputs_and_shapes_identical(data, device):
     else:
         assert_same(device, T.grid_stride_copy, (blocks, 1, 1), (threads, 1, 1), lambda d: [
             d.to_device(a), d.zeros(n, np.int32), np.int32(n)])
+
+
+@pytest.mark.parametrize("method", ["shiloach-vishkin", "union-find"])
+def test_connected_components_identical(method):
+    from algorithms.connected_components import label
+    edges = np.random.default_rng(5).integers(0, 600, (900, 2))
+    a, b = (label(600, edges, method=method, device="sim:gtx260",
+                  launch_options={"engine": e}) for e in ("timed-block", "trace-block"))
+    np.testing.assert_array_equal(a.labels, b.labels)
+    assert [comparable(r) for r in a.launches] == [comparable(r) for r in b.launches]
+    ran = {r.extra["engine_ran"] for r in b.launches}
+    assert ran == {"trace-block", "timed-block"}     # some replayed, the racy ones not
