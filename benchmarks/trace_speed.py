@@ -10,12 +10,15 @@ the simulated ms of those (equal for both engines: the same timing model), and
 which kernels trace-block replayed.  "memory units" says whether the memory pipeline
 ran compiled (``python -m simgpu.native build``) or from source (SIMGPU_NATIVE=0).
 ``--profile``: a cProfile of one trace-block run at the first size, by own time.
+``--rss``: print the process's peak resident memory at the end (run one engine and
+one size per process to compare engines: the peak only grows within a process).
 """
 from __future__ import annotations
 
 import argparse
 import cProfile
 import pstats
+import resource
 import time
 
 import simgpu
@@ -53,6 +56,7 @@ def main() -> None:
     ap.add_argument("--engines", nargs="+", default=["timed-block", "trace-block"])
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--rss", action="store_true")
     args = ap.parse_args()
     units = "compiled" if native_load.loaded() else "source"
     print("| n | packing | engine | memory units | CPU s, all | us per node | CPU s, kernels | "
@@ -76,6 +80,9 @@ def main() -> None:
         run(succ, "trace-block", args.packing[0])
         prof.disable()
         pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+    if args.rss:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"peak RSS of this process: {peak:.0f} MiB ({', '.join(args.engines)})")
 
 
 if __name__ == "__main__":

@@ -151,6 +151,7 @@ class Wave:
         self.traffic, self.banks, self.ownership = traffic, banks, ownership
         self.issued = np.zeros(count, dtype=np.int64)   # warp instructions per block so far
         self.items: list = []
+        self.lanes = 0                    # lanes of its memory instructions: its size
         self._entries: list = []          # (blocks, item, instructions, lo, hi) per item
 
     def _add(self, item, blocks, lo=None, hi=None):
@@ -179,6 +180,7 @@ class Wave:
     def memory(self, acc, ex: RecordingExecutor):
         """Count the wave's access once and cut it per block; returns its pending value."""
         w = acc.warp
+        self.lanes += w.size
         starts = np.flatnonzero(np.concatenate(([True], w[1:] != w[:-1])))
         rows = w[starts] // self.wpb - self.first            # each warp's block in the wave
         cuts = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1])))

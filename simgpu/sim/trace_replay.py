@@ -40,6 +40,12 @@ from .trace_record import MEMORY, WAIT, kernel_traits, record_wave
 #: that a wave's trace (its transactions as Python lists) stays small.
 TRACE_WAVE_LANES = 1 << 14
 
+#: A launch whose trace holds at most this many lanes of memory instructions is
+#: recorded whole before its timing starts: an order conflict then shows up before
+#: the device's caches have changed, and they need no copy to come back to (a warm
+#: H100 L2 takes seconds to copy).  About 50 bytes a lane.
+RECORD_AHEAD_LANES = 1 << 22
+
 
 def _no_sample(acc):
     pass
@@ -148,14 +154,29 @@ class TraceSource:
         self.recorded = 0                         # waves recorded so far
         self.peak_waves = 0
 
+    def _record_next(self):
+        first = self.recorded * self.per_wave
+        count = min(self.per_wave, self.geom.blocks - first)
+        wave = self.waves[self.recorded] = record_wave(*self.args, first, count)
+        self.recorded += 1
+        self.peak_waves = max(self.peak_waves, len(self.waves))
+        return wave
+
+    def record_ahead(self, lanes: int) -> bool:
+        """Record waves before the replay starts until their memory instructions hold
+        ``lanes`` lanes; True if that was the whole launch (then a conflict can no
+        longer show up once the timing has begun)."""
+        held = 0
+        while self.recorded * self.per_wave < self.geom.blocks:
+            if held >= lanes:
+                return False
+            held += self._record_next().lanes
+        return True
+
     def wave(self, block: int):
         i = block // self.per_wave
         while self.recorded <= i:                 # (blocks are handed out in grid order)
-            first = self.recorded * self.per_wave
-            count = min(self.per_wave, self.geom.blocks - first)
-            self.waves[self.recorded] = record_wave(*self.args, first, count)
-            self.recorded += 1
-            self.peak_waves = max(self.peak_waves, len(self.waves))
+            self._record_next()
         return self.waves[i]
 
     def block(self, block: int, env):
@@ -241,10 +262,12 @@ def run_trace_block(device, fn, geom, scalars, bindings, sched, checks, counters
         _, stored = kernel_traits(fn)
         ownership = Ownership(bindings, stored)
         saved = {b.base: (b, b.data.copy()) for b in bindings.values() if b.base in ownership.bases}
-        l2, tlbs = copy.deepcopy(device.l2), copy.deepcopy(getattr(device, "tlbs", None))
         source = TraceSource(config, fn, geom, scalars, bindings, sched, counters, traffic,
                              ownership)
+        caches = None                 # the device's caches as the launch found them
         try:
+            if not source.record_ahead(RECORD_AHEAD_LANES):
+                caches = (copy.deepcopy(device.l2), copy.deepcopy(getattr(device, "tlbs", None)))
             run_timed(config, fn, geom, scalars, bindings, sched, counters, traffic, report,
                       granularity="block", l2=device.l2, tlbs=getattr(device, "tlbs", None),
                       trace=source)
@@ -252,9 +275,10 @@ def run_trace_block(device, fn, geom, scalars, bindings, sched, checks, counters
             refusal = str(e)
             for b, data in saved.values():
                 b.data[...] = data
-            device.l2 = l2
-            if tlbs is not None:
-                device.tlbs = tlbs
+            if caches is not None:
+                device.l2 = caches[0]
+                if caches[1] is not None:
+                    device.tlbs = caches[1]
             counters, traffic = make_counters()
         else:
             report.extra["engine_ran"] = "trace-block"

@@ -182,3 +182,32 @@ def test_connected_components_identical(method):
     assert [comparable(r) for r in a.launches] == [comparable(r) for r in b.launches]
     ran = {r.extra["engine_ran"] for r in b.launches}
     assert ran == {"trace-block", "timed-block"}     # some replayed, the racy ones not
+
+
+@pytest.mark.parametrize("ahead", [0, None])
+def test_a_conflict_found_midway_restores_data_and_caches(monkeypatch, ahead):
+    """On sim:h100 (an L2 kept across launches): a warm-up launch, a launch whose
+    conflict shows up after the timing began (nothing recorded ahead) or before it,
+    and a launch after it give timed-block's reports and data."""
+    import simgpu.sim.trace_replay as tr
+    if ahead is not None:
+        monkeypatch.setattr(tr, "RECORD_AHEAD_LANES", ahead)
+    same = np.zeros(4096, np.int32)
+    reports, outputs = [], []
+    for engine in ("timed-block", "trace-block"):
+        dev = simgpu.get_device("sim:h100")
+        src = dev.to_device(np.arange(4096, dtype=np.int32))
+        out = dev.zeros(4096, np.int32)
+        reps = [dev.launch(K.copy_strided, (32, 1, 1), (128, 1, 1), src, out, np.int32(5),
+                           np.int32(4096), engine=engine),
+                dev.launch(K.scatter, (32, 1, 1), (128, 1, 1), dev.to_device(same), src, out,
+                           np.int32(4096), engine=engine),
+                dev.launch(K.copy_strided, (32, 1, 1), (128, 1, 1), src, out, np.int32(3),
+                           np.int32(4096), engine=engine)]
+        reports.append([comparable(r) for r in reps])
+        outputs.append(out.to_host())
+        if engine == "trace-block":
+            assert [r.extra["engine_ran"] for r in reps] == ["trace-block", "timed-block",
+                                                             "trace-block"]
+    assert reports[0] == reports[1]
+    np.testing.assert_array_equal(outputs[0], outputs[1])
