@@ -68,6 +68,13 @@ def test_hand_kernels_identical(device):
         d.to_device(np.arange(1, 1281, dtype=np.int64)), d.zeros(1280, np.int32), np.int32(1280)])
     assert_same(device, K.reverse_in_shared, (30, 1, 1), (64, 1, 1), lambda d: [
         d.to_device(A[:1920]), d.zeros(1920, np.int32)])
+    # per-lane break/continue; a device function with early returns; 2-D blocks
+    assert_same(device, K.first_multiple, (2, 1, 1), (64, 1, 1), lambda d: [
+        d.to_device(A[:2400]), d.zeros(100, np.int32), np.int32(7), np.int32(24), np.int32(100)])
+    assert_same(device, K.clamp_all, (12, 1, 1), (256, 1, 1), lambda d: [
+        d.to_device(A.astype(np.int64)), np.int32(N), np.int64(20), np.int64(70)])
+    assert_same(device, T.transpose_2d, (4, 3, 1), (16, 8, 1), lambda d: [
+        d.to_device(A[:60 * 20]), d.zeros(60 * 20, np.int32), np.int32(60), np.int32(20)])
     # loads used far from their issue, and a mix of pending values in branches
     assert_same(device, T.far_uses, (12, 1, 1), (256, 1, 1), lambda d: [
         d.to_device(A), d.to_device(B), d.zeros(N, np.int32), np.int32(N)])
@@ -155,7 +162,7 @@ def test_fr_fcfs_and_checks_fall_back():
     assert rep.extra["engine_ran"] == "timed-block"
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=16, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data(), device=st.sampled_from(DEVICES))
 def test_random_inputs_and_shapes_identical(data, device):
     n = data.draw(st.integers(1, 1500))
@@ -163,8 +170,19 @@ def test_random_inputs_and_shapes_identical(data, device):
     b = np.array(data.draw(st.lists(st.integers(0, 200), min_size=n, max_size=n)), np.int32)
     threads = data.draw(st.sampled_from([32, 64, 96, 256]))
     blocks = data.draw(st.integers(1, 12))
-    kernel = data.draw(st.sampled_from(["far_uses", "grid_stride_copy"]))
-    if kernel == "far_uses":
+    kernel = data.draw(st.sampled_from(["far_uses", "grid_stride_copy", "shared_rotate",
+                                        "transpose_2d"]))
+    if kernel == "shared_rotate":
+        turns = data.draw(st.integers(0, 6))
+        assert_same(device, T.shared_rotate, (blocks, 1, 1), (64, 1, 1), lambda d: [
+            d.to_device(a), d.zeros(n, np.int32), np.int32(n), np.int32(turns)])
+    elif kernel == "transpose_2d":
+        w = data.draw(st.integers(1, n))
+        h = n // w
+        bx, by = data.draw(st.sampled_from([(32, 1), (16, 4), (8, 8), (4, 24)]))
+        assert_same(device, T.transpose_2d, (-(-w // bx), -(-h // by), 1), (bx, by, 1),
+                    lambda d: [d.to_device(a), d.zeros(n, np.int32), np.int32(w), np.int32(h)])
+    elif kernel == "far_uses":
         assert_same(device, T.far_uses, (blocks, 1, 1), (threads, 1, 1), lambda d: [
             d.to_device(a), d.to_device(b), d.zeros(n, np.int32), np.int32(n)])
     else:

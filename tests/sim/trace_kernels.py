@@ -54,3 +54,11 @@ def shared_rotate(a: Array[i32], out: Array[i32], n: i32, turns: i32):
 def grid_stride_copy(src: Array[i32], dst: Array[i32], n: i32):
     for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
         dst[i] = src[i] * 2
+
+
+@kernel
+def transpose_2d(a: Array[i32], out: Array[i32], w: i32, h: i32):
+    x = blockIdx.x * blockDim.x + threadIdx.x
+    y = blockIdx.y * blockDim.y + threadIdx.y
+    if x < w and y < h:
+        out[x * h + y] = a[y * w + x]
