@@ -319,7 +319,7 @@ def cmd_paper(args):
 
 def _device_options(p):
     p.add_argument("--device", default="sim:gtx260", help="sim:gtx260 (default), sim:h100, cuda, ...")
-    p.add_argument("--engine", choices=("lockstep", "timed", "timed-block"), default=None,
+    p.add_argument("--engine", choices=("lockstep", "timed", "timed-block", "trace-block"), default=None,
                    help="simulator engine (timed engines report times)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--output", metavar="NPY", help="write the result array (.npy)")

@@ -169,7 +169,10 @@ class SimDevice(Device):
 
         ``engine``: "timed-block" (the default for the fixed schedule: simulated
         time, each block's warps in lockstep), "timed" (simulated time, every warp
-        a process), "lockstep" (fast, untimed: exact counts, no time) or "warps"
+        a process), "trace-block" (timed-block's model replaying a lockstep pass's
+        traces: the same report; launches whose results could depend on the order of
+        the blocks run on timed-block, see report.extra["engine_ran"]),
+        "lockstep" (fast, untimed: exact counts, no time) or "warps"
         (untimed, per-warp interleaving; default for ``schedule="random"``).
         ``device.default_engine`` replaces the default for fixed schedules.
         ``schedule``: "fixed" or "random" (with ``seed``, an integer >= 0).

@@ -107,9 +107,7 @@ class Executor(MemoryInstructions):
         out = yield from self.exec_block(fn.body, idx)
         self.group.exited[out] = True
         if self.pending:                 # a warp retires once its loads are back
-            stall = self.stall(max(self.pending.values()))
-            if stall is not None:
-                yield stall
+            yield from self.wait_all(idx)
 
     # --- bookkeeping -----------------------------------------------------------
 
@@ -167,7 +165,16 @@ class Executor(MemoryInstructions):
             return None
         return Stall(until)
 
-    def wait_for(self, names):
+    # The methods below take the lanes ``idx`` that wait (unused here): the trace
+    # recorder (simgpu.sim.trace_record) runs many blocks as one group and needs them.
+
+    def wait_all(self, idx):
+        """At the end: wait for every pending value."""
+        stall = self.stall(max(self.pending.values()))
+        if stall is not None:
+            yield stall
+
+    def wait_for(self, names, idx):
         """Before a statement (or a loop's test) runs: wait for the pending variables
         it reads (or, inside a compound statement, assigns)."""
         until = 0.0
@@ -179,11 +186,23 @@ class Executor(MemoryInstructions):
             if stall is not None:
                 yield stall
 
-    def wait_value(self):
+    def wait_value(self, idx):
         """The value computed so far must be there (an address, data, a branch)."""
         stall = self.stall(self.temp_ready)
         if stall is not None:
             yield stall
+
+    def forget(self, name, idx):
+        """``name`` is assigned again by lanes ``idx``: its old value is dead."""
+        self.pending.pop(name, None)
+
+    def make_pending(self, name, ready, idx):
+        self.pending[name] = ready
+
+    @staticmethod
+    def later(a, b):
+        """The later of two ready times (the trace recorder: the union of two sets)."""
+        return a if a > b else b
 
     # --- statements ----------------------------------------------------------
 
@@ -196,9 +215,9 @@ class Executor(MemoryInstructions):
             if idx.size == 0:
                 break
             if self.pending:             # the scoreboard: statement by statement
-                yield from self.wait_for(self.kernel.touched(s))
+                yield from self.wait_for(self.kernel.touched(s), idx)
                 if s.__class__ is ir.Assign:
-                    self.pending.pop(s.name, None)     # its old value is dead
+                    self.forget(s.name, idx)           # its old value is dead
             f = pure.get(id(s))
             if f is not None:
                 idx = f(self, idx)
@@ -213,9 +232,9 @@ class Executor(MemoryInstructions):
         if t:
             if self.kernel.keeps_pending(s):         # x = a[i]: x is pending, the warp goes on
                 self.temp_ready = 0.0
-                self.pending[s.name] = t
+                self.make_pending(s.name, t, idx)
             else:                        # a computed value: its instruction waits
-                yield from self.wait_value()
+                yield from self.wait_value(idx)
         return sem.assign(self, s, idx, value)
 
     def exec_Store(self, s, idx):
@@ -224,7 +243,7 @@ class Executor(MemoryInstructions):
         f = self.pure.get(id(s.value))
         value = f(self, idx) if f is not None else (yield from self._eval_table[type(s.value)](self, s.value, idx))
         if self.temp_ready:              # its address and data must be there
-            yield from self.wait_value()
+            yield from self.wait_value(idx)
         self.issue(idx, s)
         b = self.binding(s.array)
         pos = self.element(s, b, index, idx)
@@ -248,7 +267,7 @@ class Executor(MemoryInstructions):
         f = self.pure.get(id(s.cond))
         cond = f(self, idx) if f is not None else (yield from self._eval_table[type(s.cond)](self, s.cond, idx))
         if self.temp_ready:              # a branch needs its condition
-            yield from self.wait_value()
+            yield from self.wait_value(idx)
         taken, other = sem.if_split(self, s, idx, cond)
         out_t = (yield from self.exec_block(s.then, taken)) if taken.size else taken
         out_f = (yield from self.exec_block(s.orelse, other)) if other.size else other
@@ -261,7 +280,7 @@ class Executor(MemoryInstructions):
         f = self.pure.get(id(s.start))
         start = f(self, idx) if f is not None else (yield from self._eval_table[type(s.start)](self, s.start, idx))
         if self.temp_ready:
-            yield from self.wait_value()
+            yield from self.wait_value(idx)
         sem.for_start(self, s, idx, start)
         return (yield from self.loop(s, idx, s))
 
@@ -272,7 +291,7 @@ class Executor(MemoryInstructions):
         while True:
             turns += 1
             if self.pending:             # its test reads a pending variable
-                yield from self.wait_for(test)
+                yield from self.wait_for(test, active)
             if for_loop is None:
                 f = self.pure.get(id(s.cond))
                 cond = f(self, active) if f is not None else (yield from self._eval_table[type(s.cond)](self, s.cond, active))
@@ -280,7 +299,7 @@ class Executor(MemoryInstructions):
                 f = self.ranges.get(id(s))
                 cond = f(self, active) if f is not None else (yield from self.range_cond(for_loop, active))
             if self.temp_ready:          # a branch needs its condition
-                yield from self.wait_value()
+                yield from self.wait_value(active)
             active = sem.loop_test(self, s, active, cond, exits, turns)
             if not active.size:
                 break
@@ -289,11 +308,11 @@ class Executor(MemoryInstructions):
             active = sem.turn_end(self, turn, out, exits)
             if for_loop is not None and active.size:
                 if self.pending:
-                    yield from self.wait_for(test)
+                    yield from self.wait_for(test, active)
                 f = self.pure.get(id(for_loop.step))
                 step = f(self, active) if f is not None else (yield from self._eval_table[type(for_loop.step)](self, for_loop.step, active))
                 if self.temp_ready:
-                    yield from self.wait_value()
+                    yield from self.wait_value(active)
                 sem.for_step(self, s, active, step)
         return sem.loop_end(self, exits)
 
@@ -321,7 +340,7 @@ class Executor(MemoryInstructions):
         if s.value is not None:
             value = yield from self.eval(s.value, idx)
             if self.temp_ready:          # the caller's value: pending there
-                self.ret_ready = max(self.ret_ready, self.temp_ready)
+                self.ret_ready = self.later(self.temp_ready, self.ret_ready)
                 self.temp_ready = 0.0
         return sem.return_(self, s, idx, value)
 
@@ -403,7 +422,7 @@ class Executor(MemoryInstructions):
         f = self.pure.get(id(e.left))
         left = f(self, idx) if f is not None else (yield from self._eval_table[type(e.left)](self, e.left, idx))
         if self.temp_ready:              # which lanes go on depends on it: a branch
-            yield from self.wait_value()
+            yield from self.wait_value(idx)
         result, need = sem.logical_start(self, e, LOGICAL[e.op], idx, left)
         if _nnz(need):
             result[need] = yield from self.eval(e.right, idx[need])
@@ -413,7 +432,7 @@ class Executor(MemoryInstructions):
         f = self.pure.get(id(e.cond))
         cond = f(self, idx) if f is not None else (yield from self._eval_table[type(e.cond)](self, e.cond, idx))
         if self.temp_ready:              # which side runs depends on it: a branch
-            yield from self.wait_value()
+            yield from self.wait_value(idx)
         out, taken = sem.select_start(self, e, e.type.dtype, idx, cond)
         if taken:
             out[cond] = yield from self.eval(e.if_true, idx[cond])
@@ -426,7 +445,7 @@ class Executor(MemoryInstructions):
         f = self.pure.get(id(e.index))
         index = f(self, idx) if f is not None else (yield from self._eval_table[type(e.index)](self, e.index, idx))
         if self.temp_ready:              # its address is still on its way: a[b[i]]
-            yield from self.wait_value()
+            yield from self.wait_value(idx)
         self.issue(idx, e)
         b = self.binding(e.array)
         pos = self.element(e, b, index, idx)
@@ -436,7 +455,7 @@ class Executor(MemoryInstructions):
         acc = self.access("load", e, b, idx, index, pos)
         yield acc
         ready = acc.ready                # set by a timed engine: the value is pending
-        self.temp_ready = ready if ready > before else before
+        self.temp_ready = self.later(ready, before) if before else ready
         return values
 
     def eval_Atomic(self, e, idx):
@@ -447,7 +466,7 @@ class Executor(MemoryInstructions):
         value = f(self, idx) if f is not None else (yield from self._eval_table[type(e.value)](self, e.value, idx))
         compare = (yield from self.eval(e.compare, idx)) if e.compare is not None else None
         if self.temp_ready:              # its operands must be there
-            yield from self.wait_value()
+            yield from self.wait_value(idx)
         self.issue(idx, e)
         b = self.binding(e.array)
         pos = self.element(e, b, index, idx)
@@ -460,7 +479,7 @@ class Executor(MemoryInstructions):
         acc = self.access("atomic", e, b, idx, index, pos)
         yield acc
         ready = acc.ready                # its old value is pending, as a load's
-        self.temp_ready = ready if ready > before else before
+        self.temp_ready = self.later(ready, before) if before else ready
         return old
 
     def eval_WarpOp(self, e, idx):
@@ -502,5 +521,5 @@ class Executor(MemoryInstructions):
             yield from self.exec_block(fn.body, idx)
         finally:
             returned = sem.call_leave(self, saved)
-        self.temp_ready = returned if returned > before else before
+        self.temp_ready = self.later(returned, before)
         return sem.call_result(fn, callee, idx)

@@ -18,7 +18,10 @@ from .schedule import Schedule
 # "timed" runs every warp as its own process; "timed-block" runs the warps of a
 # block as one lane group (block-level lockstep) with per-warp memory timing:
 # several times faster, and the same counts; times differ by a few percent.
-ENGINES = ("lockstep", "warps", "timed", "timed-block")
+# "trace-block" is timed-block's timing model replaying traces that a lockstep pass
+# recorded (simgpu.sim.trace_replay): the same cycles and report, for launches whose
+# results cannot depend on the order of the blocks; other launches run on timed-block.
+ENGINES = ("lockstep", "warps", "timed", "timed-block", "trace-block")
 
 
 @contextlib.contextmanager
@@ -61,10 +64,13 @@ def run(device, fn, grid, block, scalars, arrays, engine, schedule, seed,
         forget_unset(arrays)
     bindings = {name: ArrayBinding(name, a._data, a.base, "global", a.size)
                 for name, a in arrays.items()}
-    counters = Counters()
     atomics = device.config.atomics
-    traffic = TrafficCounter(device.arch, atomics.compiler_aggregates_uniform,
-                             atomics.same_address_lanes_merged)
+
+    def make_counters():
+        return Counters(), TrafficCounter(device.arch, atomics.compiler_aggregates_uniform,
+                                          atomics.same_address_lanes_merged)
+
+    counters, traffic = make_counters()
     report = LaunchReport(kernel=fn.name, device=device.name, grid=grid, block=block,
                           engine=engine, schedule=schedule, seed=seed)
     with np.errstate(all="ignore"), interruptible(sched):   # wrap-around is the semantics
@@ -72,6 +78,10 @@ def run(device, fn, grid, block, scalars, arrays, engine, schedule, seed,
             run_lockstep(fn, geom, scalars, bindings, sched, counters, traffic)
         elif engine == "warps":
             run_warps(fn, geom, scalars, bindings, sched, counters, traffic)
+        elif engine == "trace-block":
+            from .trace_replay import run_trace_block
+            counters, traffic = run_trace_block(device, fn, geom, scalars, bindings, sched, checks,
+                                                counters, traffic, report, make_counters)
         else:
             from .timed import run_timed
             run_timed(device.config, fn, geom, scalars, bindings, sched, counters, traffic, report,

@@ -144,14 +144,18 @@ class SharedBanks:
         self.degree = 1                      # the worst passes / ideal of one access
 
     def replays(self, acc) -> int:
+        return sum(self.replays_per_warp(acc))
+
+    def replays_per_warp(self, acc) -> list:
+        """Each warp's replays (in warp order), counted into the launch's totals."""
         w = acc.warp
         if not w.size:
-            return 0
+            return []
         if w[0] == w[-1]:
             cuts = [0, w.size]
         else:
             cuts = [0, *(np.flatnonzero(w[1:] != w[:-1]) + 1).tolist(), w.size]
-        total = 0
+        out = []
         for lo, hi in zip(cuts, cuts[1:]):
             address, lane = acc.address[lo:hi], acc.lane[lo:hi]
             base = int(address[0]) & ~127    # bank and word identity repeat every 128 B
@@ -167,12 +171,12 @@ class SharedBanks:
                     # read-modify-write), not broadcast as a load's are
                     passes = max(passes, self.atomic_passes(address.tolist(), lane.tolist()))
                 hit = self.cache[key] = (passes - ideal, -(-passes // ideal))
-            total += hit[0]
+            out.append(hit[0])
             if hit[1] > self.degree:
                 self.degree = hit[1]
         self.accesses += len(cuts) - 1
-        self.conflicts += total
-        return total
+        self.conflicts += sum(out)
+        return out
 
     def atomic_passes(self, addresses: list, lanes: list) -> int:
         """Passes of a shared atomic: per request (a half-warp on 1.x, the warp later),
@@ -206,7 +210,10 @@ HELD_SLACK = 64.0
 
 
 def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: Counters,
-              traffic, report, granularity: str = "warp", l2=None, tlbs=None):
+              traffic, report, granularity: str = "warp", l2=None, tlbs=None, trace=None):
+    """``trace``: a :class:`simgpu.sim.trace_replay.TraceSource` (engine ``trace-block``):
+    each block's events come from its recorded trace instead of an interpreter, and
+    the launch's counts from the functional pass that recorded it."""
     if granularity not in GRANULARITIES:
         raise ValueError(f"timed granularity must be one of {GRANULARITIES}, not {granularity!r}")
     env = Environment()
@@ -220,7 +227,7 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
     pending.reverse()                            # pop() hands out block 0 first
     warp_counters: list = []
 
-    banks = SharedBanks(config.gpu.arch)
+    banks = SharedBanks(config.gpu.arch) if trace is None else trace.banks
     warp_groups = WarpGroups(geom)
 
     def serve(event, issued, sm: SM, resume=None):
@@ -229,8 +236,10 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
         acknowledgement is back; None, or where to resume once the SM's miss entries
         free; when the next one frees).  ``resume``: that state, after the wait."""
         if event.space == "shared":
-            traffic.add(event)
-            replays = banks.replays(event)
+            replays = event.__dict__.get("replays")     # (traced: counted when recorded)
+            if replays is None:
+                traffic.add(event)
+                replays = banks.replays(event)
             if replays:
                 # Bank conflicts: the extra passes hold the SM's pipeline (replays) and
                 # the warp waits for the last one.
@@ -244,7 +253,9 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
         l1 = not (kind == "load" and event.node.fresh)     # fresh loads read at the L2
         if resume is None:
             back = at = issued
-            per_warp = traffic.add_timed(event)
+            per_warp = event.__dict__.get("per_warp")     # (traced: counted when recorded)
+            if per_warp is None:
+                per_warp = traffic.add_timed(event)
             # atomics: each warp's lanes per word, for the atomic unit (which serializes
             # the lanes on one address that the coalescer merged into one transaction)
             lanes = atomic_lanes(event, len(per_warp)) if kind == "atomic" else None
@@ -449,6 +460,13 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 self.events.pop(v).succeed()
 
     def run_block(block, sm):
+        if trace is not None:
+            gen, wc = trace.block(block, env)
+            state = BlockState(block, 1)
+            env.process(warp(gen, wc, sm, state, 0, geom.warps_per_block))
+            yield state.done
+            trace.finished(block)
+            return
         bindings = {**arrays, **shared_bindings(fn, 1)}
         if granularity == "block":
             # The block's warps run as one lane group, in lockstep with each other.

@@ -1,0 +1,279 @@
+"""The trace-driven engine's functional pass: a wave of blocks in lockstep, recorded
+per block as the ``timed-block`` engine's block process would consume it.
+
+The ``timed-block`` engine runs each block as one lane group and asks its interpreter
+generator, at each simulated moment, for the next event: a memory access (its
+per-warp transactions), a :class:`~simgpu.sim.scoreboard.Stall` where a value is used
+before its data are back, a fence at ``syncthreads()``, the end; between two events
+it charges the warp instructions the block issued.  Here one lane group holds a
+whole wave of blocks (one numpy operation per statement for all of them, as
+:func:`~simgpu.sim.engines.run_lockstep` runs), and the recorder writes down, per
+block, what its own generator would have produced:
+
+* the block's warp instructions so far, at every event (a statement's warps per
+  block, from the lanes that run it);
+* each memory instruction, with the transactions of the block's warps, cut out of
+  the coalescer's answer for the wave (the counters count the wave once);
+* each wait point of the scoreboard, as the *loads* whose data it needs, not as a
+  time: whether it stalls depends on when the data are back, which only the timing
+  pass knows.  A pending value is a set of loads with, for each, the blocks it is
+  pending in (``{item: mask}``): a block that skips a statement keeps its old pending
+  value, a block that does not reach a wait does not wait.
+
+The interpreter's scoreboard also forgets values that are back by the time it stalls
+(``Executor.stall``); the recorder keeps them.  That never changes a stall: a
+forgotten value was back at or before a time the warp has already waited for.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import nodes as ir
+from .engines import shared_bindings
+from .interpreter import Executor
+from .lanes import LaneGroup
+from .scoreboard import FENCE
+
+MEMORY, WAIT, FENCE_ITEM = 0, 1, 2
+
+
+def union(a, b):
+    """Two pending values (``{item: blocks mask}`` or 0.0 for none) as one."""
+    if not a:
+        return b
+    if not b:
+        return a
+    out = dict(a)
+    for j, m in b.items():
+        old = out.get(j)
+        out[j] = m if old is None else old | m
+    return out
+
+
+def restrict(deps, keep):
+    """``deps`` for the blocks in mask ``keep`` only (0.0 if none is left)."""
+    out = {}
+    for j, m in deps.items():
+        m = m & keep
+        if m.any():
+            out[j] = m
+    return out or 0.0
+
+
+class RecordingExecutor(Executor):
+    """The interpreter over a wave of blocks, its scoreboard kept per block as sets of
+    loads (see the module's docstring); waits go to ``wave`` instead of yielding."""
+
+    def __init__(self, group: LaneGroup, schedule, counters, wave: "Wave"):
+        super().__init__(group, schedule, counters, lockstep=True)
+        self.wave = wave
+        self.single = False     # (a one-warp wave's branch() would count past issue())
+        self.check = wave.ownership         # sees every load and store (trace_replay.Ownership)
+        self.clock = True                   # syncthreads() yields FENCE, as a timed block's
+        self.sync_idx = None
+        self._rows_of = (None, None)
+
+    def warps_per_block(self, idx) -> np.ndarray:
+        """How many warps of each block of the wave have lanes in ``idx``."""
+        if self._rows_of[0] is not idx:
+            g = self.group
+            w = g.warp[idx]
+            first = np.empty(w.size, dtype=bool)
+            if w.size:
+                first[0] = True
+                np.not_equal(w[1:], w[:-1], out=first[1:])
+            counts = np.bincount(g.block_row[idx[first]], minlength=g.shared_rows)
+            self._rows_of = (idx, counts)
+        return self._rows_of[1]
+
+    def issue(self, idx, node):
+        super().issue(idx, node)
+        if idx.size:
+            self.wave.issued += self.warps_per_block(idx)
+
+    def present(self, idx) -> np.ndarray:
+        return self.warps_per_block(idx) > 0
+
+    # --- the scoreboard, per block ---------------------------------------------------
+
+    later = staticmethod(union)
+
+    def forget(self, name, idx):
+        old = self.pending.get(name)
+        if old:
+            left = restrict(old, ~self.present(idx))
+            if left:
+                self.pending[name] = left
+            else:
+                del self.pending[name]
+
+    def make_pending(self, name, ready, idx):
+        self.pending[name] = union(self.pending.get(name, 0.0), ready)
+
+    def wait_all(self, idx):
+        deps = 0.0
+        for d in self.pending.values():
+            deps = union(deps, d)
+        self.wave.wait(deps, self.present(idx))
+        return
+        yield  # pragma: no cover - a generator like the interpreter's
+
+    def wait_for(self, names, idx):
+        deps = 0.0
+        for name, d in self.pending.items():
+            if name in names:
+                deps = union(deps, d)
+        if deps:
+            waited = self.wave.wait(deps, self.present(idx))
+            if self.temp_ready and waited is not None:   # (Executor.stall: the blocks
+                self.temp_ready = restrict(self.temp_ready, ~waited)   # that stall)
+        return
+        yield  # pragma: no cover
+
+    def wait_value(self, idx):
+        present = self.present(idx)
+        self.wave.wait(self.temp_ready, present)
+        self.temp_ready = restrict(self.temp_ready, ~present)
+        return
+        yield  # pragma: no cover
+
+    def exec_SyncThreads(self, s, idx):
+        self.sync_idx = idx
+        return (yield from super().exec_SyncThreads(s, idx))
+
+
+class Wave:
+    """What the blocks ``first .. first + count - 1`` do, recorded per block."""
+
+    def __init__(self, geom, first: int, count: int, traffic, banks, ownership):
+        self.first, self.count = first, count
+        self.wpb = geom.warps_per_block
+        self.traffic, self.banks, self.ownership = traffic, banks, ownership
+        self.issued = np.zeros(count, dtype=np.int64)   # warp instructions per block so far
+        self.items: list = []
+        self.lanes = 0                    # lanes of its memory instructions: its size
+        self._entries: list = []          # (blocks, item, instructions, lo, hi) per item
+
+    def _add(self, item, blocks, lo=None, hi=None):
+        j = len(self.items)
+        self.items.append(item)
+        self._entries.append((blocks, j, self.issued[blocks], lo, hi))
+        return j
+
+    def wait(self, deps, present):
+        """A wait point of the blocks in ``present`` for ``deps``: the blocks with a value
+        pending there (mask), or None."""
+        if not deps:
+            return None
+        need = np.zeros(self.count, dtype=bool)
+        for m in deps.values():
+            need |= m
+        need &= present
+        blocks = np.flatnonzero(need)
+        if blocks.size:
+            self._add((WAIT, list(deps.items())), blocks)
+        return need
+
+    def fence(self, idx, ex: RecordingExecutor):
+        self._add((FENCE_ITEM,), np.flatnonzero(ex.present(idx)))
+
+    def memory(self, acc, ex: RecordingExecutor):
+        """Count the wave's access once and cut it per block; returns its pending value."""
+        w = acc.warp
+        self.lanes += w.size
+        starts = np.flatnonzero(np.concatenate(([True], w[1:] != w[:-1])))
+        rows = w[starts] // self.wpb - self.first            # each warp's block in the wave
+        cuts = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1])))
+        blocks = rows[cuts]
+        lo, hi = cuts, np.append(cuts[1:], rows.size)
+        if acc.space == "shared":
+            self.traffic.add(acc)
+            per_warp = self.banks.replays_per_warp(acc)      # bank-conflict replays
+            item = (MEMORY, acc.kind, acc.space, acc.node, per_warp)
+        else:
+            item = (MEMORY, acc.kind, acc.space, acc.node, self.traffic.add_timed(acc))
+            if (acc.node.loc.line, acc.kind) not in self.traffic.samples:
+                # the teaching view's sample is the first warp to issue the instruction
+                # in simulated time: each block's first warp, for the replay to pick
+                item += (self._first_warps(acc, w[starts][cuts]), acc.array, acc.word_size)
+        j = self._add(item, blocks, lo, hi)
+        mask = np.zeros(self.count, dtype=bool)
+        mask[blocks] = True
+        return {j: mask}
+
+    def _first_warps(self, acc, first_warp):
+        """(each block's first warp, the offsets of its lanes, the lanes' lane numbers
+        and addresses), block by block in the order of the access's blocks."""
+        row = acc.warp // self.wpb
+        blocks = first_warp // self.wpb
+        keep = acc.warp == first_warp[np.searchsorted(blocks, row)]
+        offsets = np.searchsorted(row[keep], blocks).tolist() + [int(keep.sum())]
+        return first_warp.tolist(), offsets, acc.lane[keep], acc.address[keep]
+
+    def finish(self):
+        """Each block's entries in order: ``starts[b]:starts[b+1]`` of the flat lists."""
+        n = sum(e[0].size for e in self._entries)
+        blocks = np.empty(n, np.int64)
+        pos = np.empty(n, np.int64)              # the block's place among the item's
+        item = np.empty(n, np.int64)
+        k = np.empty(n, np.int64)
+        lo = np.zeros(n, np.int64)
+        hi = np.zeros(n, np.int64)
+        at = 0
+        for b, j, kk, l, h in self._entries:
+            end = at + b.size
+            blocks[at:end], item[at:end], k[at:end] = b, j, kk
+            pos[at:end] = np.arange(b.size)
+            if l is not None:
+                lo[at:end], hi[at:end] = l, h
+            at = end
+        self._entries = None
+        order = np.argsort(blocks, kind="stable")
+        self.starts = np.searchsorted(blocks[order], np.arange(self.count + 1)).tolist()
+        self.item, self.k = item[order].tolist(), k[order].tolist()
+        self.lo, self.hi = lo[order].tolist(), hi[order].tolist()
+        self.block_pos = pos[order].tolist()
+        self.final = self.issued.tolist()         # each block's instructions at its end
+        self.left = self.count                    # blocks not yet finished (then freed)
+
+
+def record_wave(fn, geom, scalars, arrays, schedule, counters, traffic, banks, ownership,
+                first: int, count: int) -> Wave:
+    """Run blocks ``first .. first + count - 1`` as one lane group and record them."""
+    wave = Wave(geom, first, count, traffic, banks, ownership)
+    group = LaneGroup.blocks(geom, first, count)
+    ex = RecordingExecutor(group, schedule, counters, wave)
+    for event in ex.run(fn, scalars, {**arrays, **shared_bindings(fn, count)}):
+        if event is FENCE:
+            wave.fence(ex.sync_idx, ex)
+        else:
+            event.__dict__["ready"] = wave.memory(event, ex)
+    wave.finish()
+    return wave
+
+
+def kernel_traits(fn: ir.Function) -> tuple[bool, set]:
+    """(whether ``fn`` or a function it calls has an atomic, the names of ``fn``'s array
+    parameters it stores to, directly or through the functions it calls)."""
+    memo: dict = {}
+
+    def visit(f):
+        if f.name in memo:
+            return memo[f.name]
+        atomic, stored = False, set()
+        for node in ir.walk(f):
+            t = type(node)
+            if t is ir.Atomic:
+                atomic = True
+            elif t is ir.Store:
+                stored.add(node.array.name)
+            elif t is ir.Call:
+                a, s = visit(node.function)
+                atomic |= a
+                for p, arg in zip(node.function.params, node.args):
+                    if isinstance(arg, ir.ArrayRef) and p.name in s:
+                        stored.add(arg.name)
+        memo[f.name] = (atomic, stored)
+        return memo[f.name]
+
+    return visit(fn)

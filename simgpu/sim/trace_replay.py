@@ -1,0 +1,291 @@
+"""The ``trace-block`` engine: the ``timed-block`` timing model driven by recorded traces.
+
+A functional pass runs waves of blocks in lockstep (:mod:`simgpu.sim.trace_record`)
+and records, per block, the events that ``timed-block``'s block process takes from
+its interpreter generator.  :class:`TraceSource` plays them back in its place: the
+same SMs, miss entries, memory system and scoreboard arithmetic time them
+(:func:`simgpu.sim.timed.run_timed` with ``trace=``), so the cycles and the report
+are ``timed-block``'s.  Waves are recorded as the dispatcher reaches their first
+block (blocks go out in grid order) and freed when their last block ends.
+
+Only launches whose results cannot depend on the order in which blocks run are
+replayed, because the functional pass runs them in another order than the timed one:
+
+* statically: no atomics (in the kernel or a function it calls), the fixed
+  schedule, no ``check=``, and DRAM reads booked at arrival (``[dram]
+  read_scheduling = "fr-fcfs"`` decides reads later, and the interpreter's
+  scoreboard then forgets values by the undecided times, which a trace does not
+  replay);
+* dynamically: no element of a global array that the launch writes is touched by
+  two blocks (:class:`Ownership`).  A launch that breaks this is found during the
+  functional pass; its written arrays and the device's caches are put back as they
+  were and it runs on ``timed-block``.
+
+``report.extra["engine_ran"]`` says which engine timed the launch, and
+``extra["trace_fallback"]`` why a launch was not replayed.
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from ..mem.access import MemoryAccess
+from .interpreter import Counters
+from .scoreboard import FENCE, Stall
+from .timed import SharedBanks, run_timed
+from .trace_record import MEMORY, WAIT, kernel_traits, record_wave
+
+#: Lanes per recorded wave: enough for numpy to amortize its per-call cost, few enough
+#: that a wave's trace (its transactions as Python lists) stays small.
+TRACE_WAVE_LANES = 1 << 14
+
+#: A launch whose trace holds at most this many lanes of memory instructions is
+#: recorded whole before its timing starts: an order conflict then shows up before
+#: the device's caches have changed, and they need no copy to come back to (a warm
+#: H100 L2 takes seconds to copy).  About 50 bytes a lane.
+RECORD_AHEAD_LANES = 1 << 22
+
+
+def _no_sample(acc):
+    pass
+
+
+class TraceConflict(Exception):
+    """Two blocks touch one element of an array the launch writes."""
+
+
+class TracedAccess:
+    """A memory instruction of one block, as the timed engine's ``serve`` takes it."""
+
+    def __init__(self, kind, space, node):
+        self.kind, self.space, self.node = kind, space, node
+
+
+class Ownership:
+    """Which blocks read and wrote each element of the arrays a launch writes, seen
+    through the interpreter's checker hooks (before each store changes the data):
+    raises :class:`TraceConflict` where one block reads an element another writes, or
+    two blocks write different values to one element (the same value, as a flag set
+    by many, is no conflict: any order leaves it)."""
+
+    def __init__(self, bindings: dict, stored: set):
+        self.bases = {bindings[n].base for n in stored
+                      if n in bindings and bindings[n].space == "global"}
+        self.state: dict = {}
+
+    def _state(self, b):
+        st = self.state.get(b.base)
+        if st is None:       # (-1: none yet; a block; -2: several blocks)
+            st = self.state[b.base] = (np.full(b.size, -1, np.int32), np.full(b.size, -1, np.int32))
+        return st
+
+    @staticmethod
+    def _mark(table, pos, blk):
+        """Record that blocks ``blk`` touch ``pos``; returns each lane's entry now."""
+        o = table[pos]
+        fresh = o == -1
+        if fresh.any():
+            table[pos[fresh]] = blk[fresh]
+            o = table[pos]
+        other = o != blk
+        if other.any():
+            table[pos[other]] = -2
+            o = table[pos]
+        return o
+
+    def load(self, ex, e, b, idx, pos):
+        if b.space != "global" or b.base not in self.bases:
+            return
+        readers, writers = self._state(b)
+        blk = ex.group.block_lin[idx].astype(np.int32)
+        self._mark(readers, pos, blk)
+        w = writers[pos]
+        if ((w != -1) & (w != blk)).any():
+            raise TraceConflict(f"a block reads elements of '{b.name}' that another writes")
+
+    def store(self, ex, s, b, idx, pos, value):
+        if b.space != "global" or b.base not in self.bases:
+            return
+        readers, writers = self._state(b)
+        blk = ex.group.block_lin[idx].astype(np.int32)
+        r = readers[pos]
+        if ((r != -1) & (r != blk)).any():
+            raise TraceConflict(f"a block writes elements of '{b.name}' that another reads")
+        w = writers[pos]
+        value = np.broadcast_to(value, pos.shape)
+        other = (w != -1) & (w != blk)
+        if other.any() and (b.data[pos[other]] != value[other]).any():
+            raise TraceConflict(f"blocks write different values to elements of '{b.name}'")
+        if pos.size > 1:             # lanes of two blocks on one element in this store
+            order = np.argsort(pos, kind="stable")
+            p, v, k = pos[order], value[order], blk[order]
+            same = (p[1:] == p[:-1]) & (k[1:] != k[:-1])
+            if same.any() and (v[1:][same] != v[:-1][same]).any():
+                raise TraceConflict(f"blocks write different values to elements of '{b.name}'")
+        self._mark(writers, pos, blk)
+
+    def atomic(self, ex, e, b, idx, pos):     # pragma: no cover - atomics are refused first
+        raise TraceConflict("atomics are not replayed")
+
+    def syncthreads(self, group, idx):
+        pass
+
+    def syncwarp(self, group, idx):
+        pass
+
+
+class TraceSource:
+    """Each block's recorded events, played back as its interpreter generator would
+    yield them; waves recorded on demand, in grid order."""
+
+    def __init__(self, config, fn, geom, scalars, arrays, schedule, counters, traffic,
+                 ownership, wave_lanes: int = TRACE_WAVE_LANES):
+        self.banks = SharedBanks(config.gpu.arch)
+        self.args = (fn, geom, scalars, arrays, schedule, counters, traffic, self.banks,
+                     ownership)
+        self.geom = geom
+        # samples (TrafficCounter.keep_sample) are taken as the replay meets them, as
+        # timed-block takes them: the first block in simulated time, not the first wave
+        self.traffic = traffic
+        self.keep_sample, traffic.keep_sample = traffic.keep_sample, _no_sample
+        self.per_wave = max(1, wave_lanes // geom.threads_per_block)
+        self.waves: dict = {}
+        self.recorded = 0                         # waves recorded so far
+        self.peak_waves = 0
+
+    def _record_next(self):
+        first = self.recorded * self.per_wave
+        count = min(self.per_wave, self.geom.blocks - first)
+        wave = self.waves[self.recorded] = record_wave(*self.args, first, count)
+        self.recorded += 1
+        self.peak_waves = max(self.peak_waves, len(self.waves))
+        return wave
+
+    def record_ahead(self, lanes: int) -> bool:
+        """Record waves before the replay starts until their memory instructions hold
+        ``lanes`` lanes; True if that was the whole launch (then a conflict can no
+        longer show up once the timing has begun)."""
+        held = 0
+        while self.recorded * self.per_wave < self.geom.blocks:
+            if held >= lanes:
+                return False
+            held += self._record_next().lanes
+        return True
+
+    def wave(self, block: int):
+        i = block // self.per_wave
+        while self.recorded <= i:                 # (blocks are handed out in grid order)
+            self._record_next()
+        return self.waves[i]
+
+    def block(self, block: int, env):
+        """(the block's event generator, its Counters: warp instructions so far)."""
+        wave = self.wave(block)
+        wc = Counters()
+        return self._replay(wave, block - wave.first, wc, env, self), wc
+
+    def sample(self, it, e_index: int, lo: int):
+        """The sample of memory item ``it`` from this block (its ``lo``-th warp entry)."""
+        key = (it[3].loc.line, it[1])
+        if key in self.traffic.samples:
+            return
+        first_warp, offsets, lanes, addresses = it[5]
+        k = e_index
+        acc = object.__new__(MemoryAccess)
+        a, z = offsets[k], offsets[k + 1]
+        acc.__dict__.update(kind=it[1], node=it[3], array=it[6], warp=np.full(z - a, first_warp[k]),
+                            lane=lanes[a:z], address=addresses[a:z], word_size=it[7])
+        self.keep_sample(acc)
+
+    def finished(self, block: int):
+        i = block // self.per_wave
+        wave = self.waves[i]
+        wave.left -= 1
+        if wave.left == 0:
+            del self.waves[i]
+
+    @staticmethod
+    def _replay(wave, b: int, wc: Counters, env, source):
+        items, item, ks, los, his = wave.items, wave.item, wave.k, wave.lo, wave.hi
+        ready: dict = {}
+        for e in range(wave.starts[b], wave.starts[b + 1]):
+            j = item[e]
+            it = items[j]
+            wc.warp_instructions = ks[e]
+            tag = it[0]
+            if tag == MEMORY:
+                acc = TracedAccess(it[1], it[2], it[3])
+                if it[2] == "shared":
+                    acc.replays = sum(it[4][los[e]:his[e]])
+                else:
+                    acc.per_warp = it[4][los[e]:his[e]]
+                if len(it) > 5:
+                    source.sample(it, wave.block_pos[e], los[e])
+                yield acc
+                ready[j] = acc.ready
+            elif tag == WAIT:
+                until = 0.0
+                for d, mask in it[1]:
+                    if mask[b]:
+                        r = ready[d]
+                        if r > until:
+                            until = r
+                if until > env.now:
+                    yield Stall(until)
+            else:
+                yield FENCE
+        wc.warp_instructions = wave.final[b]
+
+
+def static_refusal(device, fn, sched, checks) -> str | None:
+    """Why a launch cannot be replayed whatever its data, or None."""
+    if sched.is_random:
+        return "the random schedule orders lanes per access"
+    if checks is not None:
+        return "check= runs on timed-block"
+    if device.config.dram.read_scheduling == "fr-fcfs":
+        return "[dram] read_scheduling = \"fr-fcfs\" is not replayed"
+    atomic, _ = kernel_traits(fn)
+    if atomic:
+        return "the kernel has atomics"
+    return None
+
+
+def run_trace_block(device, fn, geom, scalars, bindings, sched, checks, counters, traffic,
+                    report, make_counters):
+    """Replay the launch if it qualifies, else run timed-block (the state it started
+    from restored where a conflict showed up midway).  Returns (counters, traffic)."""
+    config = device.config
+    refusal = static_refusal(device, fn, sched, checks)
+    if refusal is None:
+        _, stored = kernel_traits(fn)
+        ownership = Ownership(bindings, stored)
+        saved = {b.base: (b, b.data.copy()) for b in bindings.values() if b.base in ownership.bases}
+        source = TraceSource(config, fn, geom, scalars, bindings, sched, counters, traffic,
+                             ownership)
+        caches = None                 # the device's caches as the launch found them
+        try:
+            if not source.record_ahead(RECORD_AHEAD_LANES):
+                caches = (copy.deepcopy(device.l2), copy.deepcopy(getattr(device, "tlbs", None)))
+            run_timed(config, fn, geom, scalars, bindings, sched, counters, traffic, report,
+                      granularity="block", l2=device.l2, tlbs=getattr(device, "tlbs", None),
+                      trace=source)
+        except TraceConflict as e:
+            refusal = str(e)
+            for b, data in saved.values():
+                b.data[...] = data
+            if caches is not None:
+                device.l2 = caches[0]
+                if caches[1] is not None:
+                    device.tlbs = caches[1]
+            counters, traffic = make_counters()
+        else:
+            report.extra["engine_ran"] = "trace-block"
+            report.extra["trace_waves_held_max"] = source.peak_waves
+            return counters, traffic
+    run_timed(config, fn, geom, scalars, bindings, sched, counters, traffic, report,
+              granularity="block", l2=device.l2, tlbs=getattr(device, "tlbs", None))
+    report.extra["engine_ran"] = "timed-block"
+    report.extra["trace_fallback"] = refusal
+    return counters, traffic
