@@ -44,7 +44,11 @@ data buses' busy fraction, the row hit rate, the mean read-queue occupancy a rea
 (of ``read_queue_depth``), the transactions that waited for a miss entry, and each load
 instruction's latency from issue to its last data (mean and median, cycles; the
 memory system's access is wrapped for the run to record it), and the bytes in flight
-that Little's law gives (rate x mean latency per load request).
+that Little's law gives (rate x mean latency per load request), and how busy the L2
+slices were over the body: the bytes booked on their combined budgets over
+``l2_combined_bandwidth_gbps`` x time, and on their fill ports over
+``l2_fill_bandwidth_gbps`` x time where the config has them (the GPU's nearest figure,
+``lts__t_sectors`` as a fraction of its peak, counts the tag stage's sectors).
 """
 from __future__ import annotations
 
@@ -200,11 +204,19 @@ def run(shape: str, name: str, folder: pathlib.Path, log2n: int = 22) -> str:
     waits = np.array([d - t for t, d in lat])
     bytes_per_load = x["dram_bytes"] / max(1, len(lat))
     in_flight = gbps * 1e9 * waits.mean() / (clock * 1e6) / 1e6      # MB (Little's law)
+    # how busy the slices were over the body: the bytes booked on their combined budgets
+    # (and on their fill ports, where the config has them) over what those move
+    seconds = body / clock * 1e-6
+    c = cfg.cache
+    combined = c.l2_combined_bandwidth_gbps or c.l2_bandwidth_gbps
+    busy = x.get("l2_slice_bytes", 0) / (combined * 1e9 * seconds)
+    fill_gbps = getattr(c, "l2_fill_bandwidth_gbps", None)
+    fill_busy = f"{x.get('l2_fill_port_bytes', 0) / (fill_gbps * 1e9 * seconds):.2f}" if fill_gbps else "-"
     return (f"| {shape} | {name} | {rep.cycles / clock:.2f} | {gbps:,.0f} | "
             f"{gbps / cfg.memory.peak_bandwidth_gbps:.2f} | {x['bus_utilization']:.2f} | "
             f"{x['row_hit_rate']:.2f} | {x['queue_mean']:.1f} | {x.get('mshr_waits', 0):,} | "
             f"{waits.mean():.0f} / {np.median(waits):.0f} | {bytes_per_load:.0f} | "
-            f"{in_flight:.2f} | {cpu:.0f} |")
+            f"{in_flight:.2f} | {busy:.2f} | {fill_busy} | {cpu:.0f} |")
 
 
 def main() -> None:
@@ -222,8 +234,8 @@ def main() -> None:
           "(calibration/stream_limits.py)")
     print("| shape | variant | us | DRAM GB/s (body) | of peak | bus busy | row hits | "
           "read queue mean | miss-entry waits | load latency mean / median (cycles) | "
-          "DRAM B per load | MB in flight (Little) | CPU s |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "DRAM B per load | MB in flight (Little) | slices busy | fill ports busy | CPU s |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for shape in args.shapes:
             for name in args.variants:

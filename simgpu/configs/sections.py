@@ -360,6 +360,11 @@ class CacheModel:
                                       "oldest is written back (default: no limit)")
     l2_fill_bytes: int | None = _opt("bytes fetched from DRAM per L2 load miss, a multiple of "
                                      "sector_bytes (default: one sector)")
+    l2_fill_bandwidth_gbps: float | None = _opt("GB/s at which the L2's slices write what DRAM "
+                                                "returns for load misses, through a fill port "
+                                                "apart from their load, store and combined "
+                                                "budgets (default: fills take the combined "
+                                                "budget)")
 
     l2_halves: int | None = _opt("1 or 2: an L2 split in two halves that each cache "
                                  "what their own SMs read (Ampere, Hopper)", _POSITIVE, 1)
@@ -378,7 +383,7 @@ class CacheModel:
     _OPTIONAL_WHEN_PRESENT = ("l2_request_cycles", "l2_bandwidth_gbps", "l2_store_bandwidth_gbps",
                               "l2_combined_bandwidth_gbps", "l1_sets", "l2_dirty_bytes",
                               "l2_fill_bytes", "l2_halves", "l2_far_latency_cycles",
-                              "l2_fabric_bandwidth_gbps")
+                              "l2_fabric_bandwidth_gbps", "l2_fill_bandwidth_gbps")
 
     def _check(self, err) -> None:
         others = [f.name for f in dataclasses.fields(self) if f.name != "present"]

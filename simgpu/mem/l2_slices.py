@@ -8,6 +8,9 @@ A global load that missed the L1 (or passed it by) and every store come here:
   ``l2_request_cycles`` of its slice);
 * a load miss goes on to the DRAM partition (in blocks of ``l2_fill_bytes``),
   fills the sector, and its data then leave the slice for the SM as a hit's do;
+  with ``l2_fill_bandwidth_gbps`` the block is written through the slice's fill
+  port when it comes back (its own rate, not the hits' budgets), else it takes the
+  slice's combined budget when the miss is issued;
 * a store allocates its sector dirty (write-back, no fetch); a dirty sector
   evicted later is written back through its partition (nobody waits for it);
 * where the L2 is split in two halves (Ampere, Hopper), a load looks in the half
@@ -20,6 +23,8 @@ The cache structure (sets, LRU, dirty limit, halves) is
 launch, this unit's timing state belongs to one launch.
 """
 from __future__ import annotations
+
+from .interconnect import Port
 
 __all__ = ["L2Slices"]
 
@@ -51,6 +56,20 @@ class L2Slices:
         # l2_request_cycles: random sectors, one request each, are bound by that
         self.l2_request_cycles = c.l2_request_cycles
         self.l2_request_free = [0.0] * self.n
+        # What DRAM returns for a miss is written into its home slice (and, homed in the
+        # far half, into the near slice as a copy). With l2_fill_bandwidth_gbps each slice
+        # writes it through a fill port of its own, when the data arrive, and the sector
+        # is the SM's once the port has taken it: GPGPU-Sim's L2 (gpu-cache.cc,
+        # use_fill_port / fill_port_free) has a fill port apart from the data port that
+        # hits use, and a miss takes no data-port time; Nsight Compute counts fills at the
+        # data stage (lts__d_sectors_fill_*), not among the tag stage's lts__t_sectors. A
+        # port books in windows (interconnect.Port), so the fills booked out of time order
+        # (when their DRAM time is computed) fill earlier gaps. Without the key a fill
+        # takes the slice's combined budget when the miss is issued (as since 51050ae).
+        self.sector = c.sector_bytes
+        fill_gbps = c.l2_fill_bandwidth_gbps
+        self.fill_ports = ([Port(self.sector / (fill_gbps / self.n * cycle_ns)) for _ in range(self.n)]
+                           if fill_gbps else None)
         # A split L2 (two halves): what crosses to the other half takes
         # l2_far_latency_cycles more.
         self.split = len(self.l2.halves) > 1
@@ -72,6 +91,10 @@ class L2Slices:
         self.fabric_per_cycle = fabric * cycle_ns if fabric else 0.0
         self.fabric_free = [0.0, 0.0]
         self.fabric_bytes = 0
+        # bytes booked on the slices' combined budgets (read-outs, stores, hits, and the
+        # fills where they go there), and on their fill ports: the report's busy fractions
+        self.slice_bytes = 0
+        self.fill_port_bytes = 0
         self.l2_start = (self.l2.hits, self.l2.misses, self.l2.writebacks)
         self.l2.evicted.clear()
         self.clock = self.l2.clock             # this launch's cycle 0 on the L2's clock
@@ -99,6 +122,7 @@ class L2Slices:
         other = l2.halves[near ^ 1] if split else None
         l2_sets, l2_sector, l2_lines = mine.sets, mine.sector, mine.lines
         done = t
+        booked = 0                             # bytes this access books on combined budgets
         by_part: dict = {}
         misses: list = []                      # (partition, position there, L2 entries, L1 entry,
                                                #  its sector there or -1 if not asked for, far?,
@@ -109,6 +133,7 @@ class L2Slices:
         line, k = None, 0                      # (k: the sector in its L1 line)
         fill, fetched, wanted = (self.l2_fill if load else 0), None, None
         fabric, fabric_free = self.fabric_per_cycle, self.fabric_free
+        fill_ports, fills = self.fill_ports, []    # (partition, position there, bytes, far?)
         per_request, req_free, line_of_request = self.l2_request_cycles, self.l2_request_free, None
         for a, s in zip(addresses, sizes):
             if l1 is not None:
@@ -149,6 +174,7 @@ class L2Slices:
                 # 4.6 TB/s through the model's L2 against the H100's 6.4.)
                 free = l2_free[slice_]
                 l2_free[slice_] = (t if t > free else free) + s / per_cycle
+                booked += s
                 free = dir_free[slice_]
                 dir_free[slice_] = (t if t > free else free) + s / dir_per_cycle
                 ready = l2_free[slice_] if l2_free[slice_] > dir_free[slice_] else dir_free[slice_]
@@ -187,6 +213,7 @@ class L2Slices:
                     mine.fill(a, clock + ready)
                     sl = part ^ 1                    # written into the near slice
                     l2_free[sl] = (t if t > l2_free[sl] else l2_free[sl]) + s / per_cycle
+                    booked += s
                 if line is not None:
                     line[k] = ready
                 if ready > done:
@@ -204,6 +231,7 @@ class L2Slices:
             out = part ^ 1 if far else part
             free = l2_free[out]
             l2_free[out] = (t if t > free else free) + s / per_cycle
+            booked += s
             free = dir_free[out]
             dir_free[out] = (t if t > free else free) + s / dir_per_cycle
             out = (l2_free[out] if l2_free[out] > dir_free[out] else dir_free[out]) + l2_latency
@@ -227,19 +255,24 @@ class L2Slices:
                         misses.append((part, len(txns), self._fill_l2(b, near, far, True), None, -1, far, 0))
                 s = fill
             misses.append((part, len(txns), self._fill_l2(a, near, far), line, k, far, out))
+            if fill_ports is not None:           # through the fill ports, when it is back
+                fills.append((part, len(txns), s, far))
+            else:
+                # The block is written into its home slice (and, through the far half, into
+                # the near one as a copy): slice bandwidth that the requester does not wait for.
+                for sl in ((part, part ^ 1) if far else (part,)):
+                    l2_free[sl] = (t if t > l2_free[sl] else l2_free[sl]) + s / per_cycle
+                    booked += s
             txns.append((bank, row, s, a))
-            # The block is written into its home slice (and, through the far half, into the
-            # near one as a copy): slice bandwidth that the requester does not wait for.
-            for sl in ((part, part ^ 1) if far else (part,)):
-                l2_free[sl] = (t if t > l2_free[sl] else l2_free[sl]) + s / per_cycle
             if far:
                 self.fabric_bytes += s               # the block comes back through the far half
         if by_part:
             arrive = self.net.to_partition(t)
             finished = {part: self.dram.serve(part, txns, arrive, [])[1]
                         for part, txns in by_part.items()}
+            filled = self._fill_ports(fills, finished) if fills else None
             for part, i, entries, line, k, far, out in misses:
-                ready = self.net.to_sm(finished[part][i])
+                ready = self.net.to_sm(finished[part][i] if filled is None else filled[part, i])
                 if far:
                     if fabric and k >= 0:            # a sector asked for: its data cross the link
                         self.crossings.append((ready, near, l2_sector, far_latency))
@@ -252,6 +285,7 @@ class L2Slices:
                     line[k] = ready
                 if ready > done:
                     done = ready
+        self.slice_bytes += booked
         if l2.evicted:
             self._write_back(t)
         self.drained = max(self.drained, done)
@@ -269,6 +303,21 @@ class L2Slices:
             if free[way] + after > done:
                 done = free[way] + after
         return done
+
+    def _fill_ports(self, fills: list, finished: dict) -> dict:
+        """Book each block DRAM returned on its home slice's fill port when it is back and,
+        homed in the far half, on the near slice's when it has crossed; return when each
+        (partition, position) block has been written, as {(partition, position): time}."""
+        ports, sector, far_latency = self.fill_ports, self.sector, self.far_latency
+        filled = {}
+        for part, i, nbytes, far in fills:
+            at = finished[part][i]
+            at += ports[part].book(at, nbytes // sector)
+            if far:                              # the copy, once across (far_latency later)
+                at += ports[part ^ 1].book(at + far_latency, nbytes // sector)
+            self.fill_port_bytes += 2 * nbytes if far else nbytes
+            filled[part, i] = at
+        return filled
 
     def _fill_l2(self, address: int, near: int, far: bool, only_absent: bool = False) -> list:
         """The L2 entries a sector coming from DRAM fills: its home half's and, when the
@@ -308,4 +357,7 @@ class L2Slices:
                "l2_writebacks": self.l2.writebacks - self.l2_start[2]}
         if self.split:
             out["l2_fabric_bytes"] = self.fabric_bytes
+        out["l2_slice_bytes"] = self.slice_bytes
+        if self.fill_port_bytes:
+            out["l2_fill_port_bytes"] = self.fill_port_bytes
         return out

@@ -570,8 +570,9 @@ def test_a_run_of_loads_then_stores_uses_the_combined_l2_budget():
     assert busy == pytest.approx(both) and busy < loads + stores
 
 
-def test_a_dram_fill_takes_its_slices_bandwidth_but_no_one_waits_for_it():
-    ms = memory()
+def test_a_dram_fill_takes_its_slices_bandwidth_but_no_one_waits_for_it(tmp_path):
+    # (without fill ports; with them: tests/mem/test_l2_fill_ports.py)
+    ms = memory("sim:h100", tmp_path, l2_fill_bandwidth_gbps=None)
     sm0, _ = _half_sms(ms)
     fill, out = ms.slices.l2_fill, 32                                  # the block in, the sector out
     done = ms.access("load", [0], [32], 0.0, sm=sm0)            # partition 0, home: half 0
