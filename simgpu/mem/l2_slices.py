@@ -21,6 +21,8 @@ launch, this unit's timing state belongs to one launch.
 """
 from __future__ import annotations
 
+from .deferred_reads import DEFERRED
+
 __all__ = ["L2Slices"]
 
 
@@ -75,6 +77,9 @@ class L2Slices:
         self.l2_start = (self.l2.hits, self.l2.misses, self.l2.writebacks)
         self.l2.evicted.clear()
         self.clock = self.l2.clock             # this launch's cycle 0 on the L2's clock
+        # [dram] read_scheduling = "fr-fcfs": the DeferredL2 that decides the misses'
+        # reads later; their times are stand-ins (>= DEFERRED) until then
+        self.defer = None
 
     def access(self, req) -> float:
         """Loads and stores through the L1 (loads only) and the L2.
@@ -116,6 +121,9 @@ class L2Slices:
                 if ready is not None:          # an L1 hit (waiting for the data if in flight)
                     if ready < l1_hit_at:
                         ready = l1_hit_at
+                    elif ready >= DEFERRED:    # on its way, its time not decided yet
+                        self.defer.l1_hit(req, ready, line, k, l1_hit_at)
+                        continue
                     if ready > done:
                         done = ready
                     continue
@@ -174,6 +182,8 @@ class L2Slices:
                 ready += l2_latency + extra          # a round trip
                 if entry is None:                    # a store's new sector, at its home
                     entry = (home if far else mine).fill(a, clock + ready, True)
+                elif entry[0] >= DEFERRED:           # on its way, its time not decided yet
+                    ready = self.defer.l2_hit(req, entry, extra, ready, line, k)
                 elif entry[0] - clock + extra > ready:
                     ready = entry[0] - clock + extra           # the sector is still on its way
                 if not load:
@@ -184,12 +194,14 @@ class L2Slices:
                         if o_ways:
                             o_ways.pop(tag, None)
                 elif far and slice_ == part:         # a far hit leaves a copy in the near half
-                    mine.fill(a, clock + ready)
+                    copy = mine.fill(a, clock + ready)
+                    if ready >= DEFERRED:
+                        self.defer.copy(copy, ready)
                     sl = part ^ 1                    # written into the near slice
                     l2_free[sl] = (t if t > l2_free[sl] else l2_free[sl]) + s / per_cycle
                 if line is not None:
                     line[k] = ready
-                if ready > done:
+                if done < ready < DEFERRED:          # (a stand-in: the access's own, later)
                     done = ready
                 continue
             if per_request and (a >> 7) != line_of_request:
@@ -234,7 +246,9 @@ class L2Slices:
                 l2_free[sl] = (t if t > l2_free[sl] else l2_free[sl]) + s / per_cycle
             if far:
                 self.fabric_bytes += s               # the block comes back through the far half
-        if by_part:
+        if by_part and self.defer is not None:   # decided later (simgpu.mem.deferred_l2)
+            self.defer.misses(req, by_part, misses, t)
+        elif by_part:
             arrive = self.net.to_partition(t)
             finished = {part: self.dram.serve(part, txns, arrive, [])[1]
                         for part, txns in by_part.items()}
@@ -255,7 +269,7 @@ class L2Slices:
         if l2.evicted:
             self._write_back(t)
         self.drained = max(self.drained, done)
-        return done
+        return done if self.defer is None else self.defer.finish(req, done)
 
     def cross(self, crossings: list) -> float:
         """Book far loads' data (what an access left in ``crossings``) on the link, first

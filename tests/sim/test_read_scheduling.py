@@ -96,11 +96,12 @@ def counts_of(rep) -> tuple:
 
 # ------------------------------------------------------------------- the switch off
 
+@pytest.mark.parametrize("name", ("gtx260", "h100"))
 @pytest.mark.parametrize("engine", ENGINES)
-def test_at_arrival_is_the_default_and_the_same_run_as_without_the_key(engine, tmp_path):
+def test_at_arrival_is_the_default_and_the_same_run_as_without_the_key(engine, name, tmp_path):
     """The bundled config says "at-arrival"; a config without the key defaults to it;
     both run as an explicit "at-arrival": the same times and every report field."""
-    text = open(load_config("gtx260").source).read()
+    text = open(load_config(name).source).read()
     assert 'read_scheduling = "at-arrival"' in text
     path = tmp_path / "nokey.toml"
     path.write_text("\n".join(line for line in text.splitlines()
@@ -108,7 +109,7 @@ def test_at_arrival_is_the_default_and_the_same_run_as_without_the_key(engine, t
     bare = load_config(str(path))
     assert bare.dram.read_scheduling == "at-arrival"
     runs = []
-    for dev in (SimDevice(bare, "sim:nokey"), device(None), device("at-arrival")):
+    for dev in (SimDevice(bare, "sim:nokey"), device(None, name), device("at-arrival", name)):
         outs, reps = run_cases(dev, np.random.default_rng(5), engine)
         runs.append((outs, [(r.cycles, r.time_ms, r.extra) for r in reps]))
     for outs, reps in runs[1:]:
@@ -118,20 +119,25 @@ def test_at_arrival_is_the_default_and_the_same_run_as_without_the_key(engine, t
 
 # ------------------------------------------------------------------- the switch on
 
+@pytest.mark.parametrize("name", ("gtx260", "h100"))
 @pytest.mark.parametrize("engine", ENGINES)
-def test_fr_fcfs_gives_the_same_results_and_counts(engine):
-    base_outs, base = run_cases(device("at-arrival"), np.random.default_rng(3), engine)
-    outs, reps = run_cases(device("fr-fcfs"), np.random.default_rng(3), engine)
+def test_fr_fcfs_gives_the_same_results_and_counts(engine, name):
+    base_outs, base = run_cases(device("at-arrival", name), np.random.default_rng(3), engine)
+    outs, reps = run_cases(device("fr-fcfs", name), np.random.default_rng(3), engine)
     for x, y in zip(outs, base_outs):
         assert np.array_equal(x, y)
     assert [counts_of(r) for r in reps] == [counts_of(r) for r in base]
     for r in reps:
-        assert r.cycles > 0 and r.extra["deferred_decisions"] > 0
+        assert r.cycles > 0 and "deferred_decisions" in r.extra
+    # (on the H100 the later kernels' data are in the L2 the earlier ones filled)
+    decided = reps if name == "gtx260" else reps[:1]
+    assert all(r.extra["deferred_decisions"] > 0 for r in decided)
 
 
+@pytest.mark.parametrize("name", ("gtx260", "h100"))
 @pytest.mark.parametrize("engine", ENGINES)
-def test_fr_fcfs_is_deterministic(engine):
-    runs = [run_cases(device("fr-fcfs"), np.random.default_rng(9), engine)[1]
+def test_fr_fcfs_is_deterministic(engine, name):
+    runs = [run_cases(device("fr-fcfs", name), np.random.default_rng(9), engine)[1]
             for _ in range(2)]
     assert [(r.cycles, r.extra) for r in runs[0]] == [(r.cycles, r.extra) for r in runs[1]]
 
@@ -260,17 +266,12 @@ def test_an_unknown_value_is_refused(tmp_path):
         load_config(str(path))
 
 
-def test_fr_fcfs_on_a_gpu_with_an_l2_is_refused(tmp_path):
+def test_fr_fcfs_on_a_gpu_with_an_l2_is_accepted(tmp_path):
+    """(Refused before simgpu/mem/deferred_l2.py wired it through the L2.)"""
     text = open(load_config("h100").source).read()
     path = tmp_path / "h100.toml"
     path.write_text(text.replace('read_scheduling = "at-arrival"', 'read_scheduling = "fr-fcfs"'))
-    with pytest.raises(ConfigError, match="read_scheduling.*without an L2"):
-        load_config(str(path))
-    dev = device("fr-fcfs", "h100")               # (a config built past the checks)
-    out = dev.zeros(64, np.int32)
-    with pytest.raises(ValueError, match="without an L2 only"):
-        dev.launch(chase, 1, 64, dev.to_device(np.arange(64, dtype=np.int32)), out, 1,
-                   engine="timed")
+    assert load_config(str(path)).dram.read_scheduling == "fr-fcfs"
 
 
 @kernel
