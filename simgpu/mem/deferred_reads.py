@@ -268,15 +268,9 @@ def uncached_load(amap, reads: DeferredReads, net, req) -> float:
         for part in by_part:
             arrivals[part] = arrive
         return reads.load(req.sm, t, by_part, arrivals)
-    header = net.flits(0)
-    total = len(req.sizes) * header       # load requests: a header each
-    left = t + net.sm_out[req.sm // net.per_port].book(t, total)
-    net.flits_sent += total
-    for part, txns in by_part.items():
-        wait = left - t + net.part_in[part].book(left, header * len(txns))
-        if wait > net.queue_cycles:       # the partition's queue is full: held back
-            net.held += 1
-            if t + wait - net.queue_cycles > req.accepted:
-                req.accepted = t + wait - net.queue_cycles
-        arrivals[part] = t + net.half_trip + wait
+    header = net.flits(0)                 # load requests: a header each
+    waits = net.requests(req, t, len(req.sizes) * header,
+                         {part: header * len(txns) for part, txns in by_part.items()})
+    for part in by_part:
+        arrivals[part] = t + net.half_trip + waits[part]
     return reads.load(req.sm, t, by_part, arrivals)
