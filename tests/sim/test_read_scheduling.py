@@ -119,7 +119,7 @@ def test_at_arrival_is_the_default_and_the_same_run_as_without_the_key(engine, n
 
 # ------------------------------------------------------------------- the switch on
 
-@pytest.mark.parametrize("name", ("gtx260", "h100"))
+@pytest.mark.parametrize("name", ("gtx260", "h100", "h200"))
 @pytest.mark.parametrize("engine", ENGINES)
 def test_fr_fcfs_gives_the_same_results_and_counts(engine, name):
     base_outs, base = run_cases(device("at-arrival", name), np.random.default_rng(3), engine)
