@@ -39,6 +39,7 @@ Variants (config overrides in a temporary copy of h100.toml):
 * ``fr-fcfs``: ``[dram] read_scheduling = "fr-fcfs"`` (the L2's misses decided by the
   FR-FCFS controller as the clock reaches them, simgpu/mem/deferred_l2.py);
   ``fr-fcfs+slices-x10``: and the slices' budgets as in ``slices-x10``;
+  ``fr-fcfs+no-cap``: and no starvation bound (``frfcfs_cap`` 2^30: a diagnosis);
 * ``no-first-load``: ``warp_first_load_ns = 0``; ``no-dispatch``: ``block_dispatch_ns = 0``.
 
 Per run: the time (cycles at the core clock, with the fixed cost), the DRAM bytes over
@@ -78,6 +79,7 @@ VARIANTS = {
     "both+mshr": {**ROWS_FREE, **SLICES_X10, "max_outstanding_misses_per_sm": 1 << 20},
     "fr-fcfs": {"read_scheduling": '"fr-fcfs"'},
     "fr-fcfs+slices-x10": {"read_scheduling": '"fr-fcfs"', **SLICES_X10},
+    "fr-fcfs+no-cap": {"read_scheduling": '"fr-fcfs"', "frfcfs_cap": 1 << 30},
     "no-first-load": {"warp_first_load_ns": 0},
     "no-dispatch": {"block_dispatch_ns": 0},
 }
