@@ -97,7 +97,7 @@ class DeferredL2:
         """``node`` waits for the access whose stand-in is ``stand_in``."""
         owner = self.nodes[int(stand_in - DEFERRED)]
         node.left += 1
-        owner.waiters.append(lambda: self._one_less(node))
+        owner.waiters.append(node)            # (told by _settle, not by a call)
 
     def l1_hit(self, req, stand_in: float, line: list, k: int, floor: float) -> None:
         """An L1 hit on a sector on its way (``line[k]``, a stand-in): its data no
@@ -172,16 +172,30 @@ class DeferredL2:
 
     def _one_less(self, node: Pending) -> None:
         node.left -= 1
-        if node.left:
-            return
-        # (an explicit stack: an access may free a chain of later ones)
-        stack = [node]
+        if not node.left:
+            self._settle(node)
+
+    def _settle(self, node: Pending) -> None:
+        """Decide ``node`` and tell its waiters, depth first: a later access waiting on it
+        (a Pending among them) is decided as soon as it has nothing else to wait for,
+        and tells its own before the next waiter is told.  An explicit stack, as an
+        access may free a long chain of later ones (a stencil's warps each hit the
+        lines the one before is fetching and fetch the next ones)."""
+        self._decide(node)
+        waiters, node.waiters = node.waiters, []
+        stack = [iter(waiters)]
         while stack:
-            node = stack.pop()
-            self._decide(node)
-            waiters, node.waiters = node.waiters, []
-            for fn in waiters:
-                fn()
+            w = next(stack[-1], None)
+            if w is None:
+                stack.pop()
+            elif w.__class__ is Pending:
+                w.left -= 1
+                if not w.left:
+                    self._decide(w)
+                    waiters, w.waiters = w.waiters, []
+                    stack.append(iter(waiters))
+            else:
+                w()                           # a warp's event
 
     def _decide(self, node: Pending) -> None:
         """Everything ``node`` waited for is known: its times, by L2Slices.access's

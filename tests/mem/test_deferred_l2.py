@@ -168,3 +168,54 @@ def test_a_hit_on_a_pending_sector_waits_for_the_decided_time():
     sector = min(e[0] for h in c.memory.l2.halves for ways in h.lines.values()
                  for t, e in ways.items() if t * 32 == second[0]) - c.memory.slices.clock
     assert done[9] >= sector
+
+
+
+def test_a_long_chain_of_pending_accesses_is_decided_without_recursion():
+    """Each access waits on the L1 line the one before is fetching and fetches the next
+    (a stencil's warps do); the first one's read is decided last, so deciding it frees
+    all 5,000 at once: each gets max(its own data, the line before's data, its hit's
+    latency), in one pass however deep the chain (a recursion of waiter calls
+    overflowed Python's stack on held-out stencil_1d)."""
+    from simgpu.mem.deferred_l2 import _L1, Pending
+    c = Clocked("fr-fcfs")
+    d = c.reads.l2
+    half = c.memory.net.half_trip
+    n = 5000
+    ends = [float((7 * i) % 1000) for i in range(n)]        # each one's own read, decided
+    lines = [[DEFERRED + i] for i in range(n)]              # the L1 line each one fetches
+    nodes = []
+    for i in range(n):
+        node = Pending(i, 0, "load", 0)
+        d.nodes[i] = node
+        c.reads.open += 1
+        node.ends[(0, 0)] = ends[i]
+        node.misses = [(0, 0, [], lines[i], 0, False, 0.0)]
+        if i:
+            d._on(node, DEFERRED + i - 1)                   # (node.left: 2)
+            node.after.append((_L1, lines[i - 1], 0, 40.0 + i))
+            node.left -= 1                                  # its own read: decided
+        nodes.append(node)
+    d._one_less(nodes[0])                                   # the first read's decision
+    assert c.reads.open == 0 and not d.nodes
+    for i, node in enumerate(nodes):
+        expected = ends[i] + half
+        if i:
+            expected = max(expected, ends[i - 1] + half, 40.0 + i)
+        assert node.done == expected and lines[i][0] == ends[i] + half
+
+
+def test_a_long_chain_of_accesses_on_their_way_is_decided_without_recursion():
+    """Each access hits the L1 line the one before is fetching and fetches the next
+    (a stencil's warps do): 3,000 accesses each waiting on the one before are decided
+    in one pass, as deep as the chain, with the times booked at arrival where nothing
+    is reordered (the lines one after another, one read at a time at each bank)."""
+    runs = {}
+    for mode in ("at-arrival", "fr-fcfs"):
+        c = Clocked(mode)
+        c.memory.mshr = None                       # (no bound on the SM's misses)
+        base = 1 << 22
+        for i in range(3000):
+            c.access("load", [base + 128 * i, base + 128 * (i + 1)], float(i), sm=0)
+        runs[mode] = c.finish()
+    assert runs["fr-fcfs"] == runs["at-arrival"]
