@@ -36,6 +36,10 @@ Variants (config overrides in a temporary copy of h100.toml):
   do not bind;
 * ``both``: rows-free and slices-x10;
 * ``both+mshr``: and no bound on the miss entries;
+* ``fr-fcfs``: ``[dram] read_scheduling = "fr-fcfs"`` (the L2's misses decided by the
+  FR-FCFS controller as the clock reaches them, simgpu/mem/deferred_l2.py);
+  ``fr-fcfs+slices-x10``: and the slices' budgets as in ``slices-x10``;
+  ``fr-fcfs+no-cap``: and no starvation bound (``frfcfs_cap`` 2^30: a diagnosis);
 * ``no-first-load``: ``warp_first_load_ns = 0``; ``no-dispatch``: ``block_dispatch_ns = 0``.
 
 Per run: the time (cycles at the core clock, with the fixed cost), the DRAM bytes over
@@ -64,6 +68,7 @@ import numpy as np
 
 import simgpu
 from simgpu.lang import Array, blockDim, blockIdx, gridDim, i32, kernel, threadIdx
+from simgpu.mem.deferred_reads import DEFERRED
 from simgpu.mem.memory_system import MemorySystem
 
 CONFIG = pathlib.Path(simgpu.__file__).parent / "configs" / "h100.toml"
@@ -76,6 +81,9 @@ VARIANTS = {
     "slices-x10": SLICES_X10,
     "both": {**ROWS_FREE, **SLICES_X10},
     "both+mshr": {**ROWS_FREE, **SLICES_X10, "max_outstanding_misses_per_sm": 1 << 20},
+    "fr-fcfs": {"read_scheduling": '"fr-fcfs"'},
+    "fr-fcfs+slices-x10": {"read_scheduling": '"fr-fcfs"', **SLICES_X10},
+    "fr-fcfs+no-cap": {"read_scheduling": '"fr-fcfs"', "frfcfs_cap": 1 << 30},
     "no-first-load": {"warp_first_load_ns": 0},
     "no-dispatch": {"block_dispatch_ns": 0},
 }
@@ -176,9 +184,12 @@ def load_latencies(record: list):
     original = MemorySystem.access
 
     def access(self, kind, addresses, sizes, t, sm=0, **kw):
+        first = self.deferred.count if self.deferred is not None else 0
         done = original(self, kind, addresses, sizes, t, sm, **kw)
         if kind == "load":
-            record.append((t, done))
+            # (read_scheduling "fr-fcfs": a stand-in; its accesses' times come later)
+            record.append((t, done if done < DEFERRED else
+                           [n for n in self.deferred.fresh if n.number >= first]))
         return done
 
     MemorySystem.access = access
@@ -201,7 +212,8 @@ def run(shape: str, name: str, folder: pathlib.Path, log2n: int = 22) -> str:
     clock = cfg.gpu.core_clock_mhz
     body = rep.cycles - cfg.issue.kernel_fixed_us * clock
     gbps = x["dram_bytes"] / (body / clock * 1e-6) / 1e9
-    waits = np.array([d - t for t, d in lat])
+    waits = np.array([(d if not isinstance(d, list) else max(n.done for n in d)) - t
+                      for t, d in lat])
     bytes_per_load = x["dram_bytes"] / max(1, len(lat))
     in_flight = gbps * 1e9 * waits.mean() / (clock * 1e6) / 1e6      # MB (Little's law)
     # how busy the slices were over the body: the bytes booked on their combined budgets

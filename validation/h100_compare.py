@@ -2,6 +2,7 @@
 
     python -m validation.h100_compare [--gpu validation/h100_heldout/gpu-h100-2026-11-25.json]
                                       [--jobs N] [--only TEXT] [--markdown FILE]
+                                      [--read-scheduling at-arrival|fr-fcfs]
 
 Each case of validation.heldout (sizes "full") runs on a fresh sim:h100 (the
 timed-block engine, an empty L2 at each launch: ``cache_control = "all"``, as the
@@ -12,10 +13,14 @@ sim / GPU kernel time ratio (simulated cycles at the core clock against ncu's
 gpu__time_duration.sum) and whether that is within 15%. The summary covers each
 case's own kernel (a setup launch such as chain_link is shown, not scored):
 the fraction within 15% and the geometric-mean error exp(mean |ln(sim/GPU)|).
+``--read-scheduling`` runs sim:h100 with ``[dram] read_scheduling`` set so (default:
+as configured).
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import functools
 import json
 import math
 import pathlib
@@ -30,19 +35,23 @@ COUNT_KEYS = ("loads.requests", "loads.transactions", "stores.requests", "stores
 TOLERANCE = 0.15
 
 
-def sim_device():
+def sim_device(read_scheduling: str | None = None):
     import simgpu
     dev = simgpu.get_device("sim:h100")
     dev.default_engine = "timed-block"
     dev.cache_control = "all"
+    if read_scheduling is not None:
+        c = dev.config
+        dev.config = dataclasses.replace(c, dram=dataclasses.replace(
+            c.dram, read_scheduling=read_scheduling))
     return dev
 
 
-def run_sim(name: str) -> dict:
+def run_sim(name: str, read_scheduling: str | None = None) -> dict:
     """One case on a fresh simulator: {case, outputs: checksums, launches: [...]} or
     {case, skipped: why} when the host cannot hold the case's arrays."""
     case = next(c for c in heldout.cases("full") if c.name == name)
-    dev = sim_device()
+    dev = sim_device(read_scheduling)
     try:
         outputs, reports = case.run(dev)
     except MemoryError as exc:
@@ -129,6 +138,8 @@ def main(argv=None):
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--only", help="compare only the cases whose name contains this text")
     p.add_argument("--markdown", help="also write the table and summary to this file")
+    p.add_argument("--read-scheduling", choices=("at-arrival", "fr-fcfs"),
+                   help="sim:h100's [dram] read_scheduling (default: as configured)")
     args = p.parse_args(argv)
     gpu = json.loads(pathlib.Path(args.gpu).read_text())
     by_name = {c["case"]: c for c in gpu["cases"]}
@@ -138,11 +149,13 @@ def main(argv=None):
     if args.jobs > 1:
         from concurrent.futures import ProcessPoolExecutor
         with ProcessPoolExecutor(args.jobs) as pool:
-            sims = list(pool.map(run_sim, names))
+            sims = list(pool.map(functools.partial(run_sim, read_scheduling=args.read_scheduling),
+                                 names))
     else:
-        sims = [run_sim(n) for n in names]
+        sims = [run_sim(n, args.read_scheduling) for n in names]
     rows = [r for c, s in zip(selected, sims) for r in compare_case(by_name[c.name], s, c.kernel)]
-    text = (f"sim:h100 against {gpu['nvidia_smi']} (measured {gpu['date_utc']}, code "
+    mode = f", read_scheduling {args.read_scheduling}" if args.read_scheduling else ""
+    text = (f"sim:h100{mode} against {gpu['nvidia_smi']} (measured {gpu['date_utc']}, code "
             f"{gpu['commit']})\n\n{table(rows)}\n\n{summary_text(summary(rows))}\n")
     print(text)
     if args.markdown:

@@ -121,10 +121,6 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>", key: str = "
         checker("cache")("l2_halves", f"2 halves need an even number of memory partitions "
                                       f"(memory.partitions = {parts['memory'].partitions})")
     parts["dram"]._check(checker("dram"), parts["memory"])
-    if parts["dram"].read_scheduling == "fr-fcfs" and parts["cache"].present:
-        checker("dram")("read_scheduling", '"fr-fcfs" is wired into the timed engines for GPUs '
-                        'without an L2 only (cache.present = false); use "at-arrival" here '
-                        '(docs/memory-model.md, "FR-FCFS across requests")')
     # The coalescing rule follows from the architecture; the key states it for
     # readers, so it must agree rather than silently not matter.
     rule = "sector" if parts["gpu"].arch_number >= 20 else "half-warp"

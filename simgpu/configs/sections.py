@@ -297,7 +297,8 @@ class DramTiming:
     write_drain_low: int = _f("queued writes left when a drain stops", _NONNEGATIVE)
     read_scheduling: str = _opt('"at-arrival" (each read booked when it arrives: first come, '
                                 'first served across requests) or "fr-fcfs" (reads decided by '
-                                'the FR-FCFS scheduler when the simulation reaches them)', None,
+                                'the FR-FCFS scheduler when the simulation reaches them, an '
+                                "L2's misses among them)", None,
                                 default="at-arrival")
 
     def _check(self, err, memory: MemoryModel) -> None:

@@ -18,6 +18,7 @@ counts, are the coalescer's.
 """
 from __future__ import annotations
 
+from .deferred_reads import DEFERRED
 from .uncached import by_partition
 
 __all__ = ["AtomicUnit"]
@@ -154,6 +155,8 @@ class AtomicUnit:
                             missed.append((*at, home.fill(b, 0.0), False))
                 entry = home.fill(a, 0.0)
                 missed.append((*at, entry, True))
+            elif entry[0] >= DEFERRED:        # on its way, its time not decided yet
+                s.defer.atomic_hit(req, entry, hold + alu, t)
             elif entry[0] - s.clock > t:      # its sector is still on its way
                 done = max(done, entry[0] - s.clock + hold + alu)
             home.make_dirty(a, entry)
@@ -181,5 +184,5 @@ class AtomicUnit:
                     done = max(done, ready + hold + alu)
         if l2.evicted:
             s._write_back(t)
-        return done
+        return done if s.defer is None else s.defer.finish(req, done)
 

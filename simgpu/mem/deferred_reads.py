@@ -20,8 +20,9 @@ engine waits for the decision where the warp uses the data
 booked on the interconnect (as :func:`~simgpu.mem.uncached.uncached` books them), the
 SM's miss entries it holds get their real release time, and whoever waits is told.
 
-Wired for the path of GPUs without an L2 (GT200's loads); stores, atomics and page
-walks are still booked at arrival, into the same sub-channels.
+Wired for the path of GPUs without an L2 (GT200's loads, :class:`Load`) and, through
+:mod:`~simgpu.mem.deferred_l2`, for the L2's misses (:meth:`DeferredReads.queue`);
+stores, atomics and page walks are still booked at arrival, into the same sub-channels.
 """
 from __future__ import annotations
 
@@ -43,6 +44,8 @@ class Load:
 
     __slots__ = ("number", "sm", "issued", "parts", "left", "last", "reply_flits",
                  "done", "entries", "waiters")
+    kind = "load"
+    cells = ()                                # (no crossings between L2 halves here)
 
     def __init__(self, number: int, sm: int, issued: float):
         self.number = number
@@ -86,6 +89,10 @@ class DeferredReads:
         self.drained = 0.0                    # the latest load's data back
         self.decisions = 0                    # ticks that ran (the CPU cost's measure)
         self.open = 0                         # loads not yet decided
+        # ``cross(access, crossings)`` (the engine's): far misses' data to book on the
+        # link between the L2's halves once decided (simgpu.mem.deferred_l2)
+        self.cross = None
+        self.l2 = None                        # the DeferredL2 of a GPU with an L2
 
     # --- booking ---------------------------------------------------------------------
 
@@ -121,6 +128,25 @@ class DeferredReads:
             load.left += 1
         self.fresh.append(load)
         return DEFERRED + load.number
+
+    def queue(self, node, key, part: int, txn: tuple, arrive: float) -> int:
+        """Queue one transaction ``txn`` (bank, row, size, address) of ``node`` (a
+        :class:`~simgpu.mem.deferred_l2.Pending`) at partition ``part``, arriving at
+        ``arrive``; return how many reads it is (``self.l2.placed(node, key, end)``
+        is told each one's end).  Counted as :meth:`load` counts its transactions."""
+        d = self.dram
+        b, r, s, a = txn
+        p = d.parts[part]
+        p.transactions += 1
+        p.bytes += s
+        queues, bps, burst = self.queues[part], d.banks_per_sub, d.burst
+        if s > burst and d.amap.lanes > 1:    # burst by burst where the map puts each
+            for k in range(0, s, burst):
+                _, bk, rk = d.amap.where(a + k)
+                self._add(queues[bk // bps], arrive, bk % bps, rk, 1, node, key)
+            return -(-s // burst)
+        self._add(queues[b // bps], arrive, b % bps, r, -(-s // burst), node, key)
+        return 1
 
     def _add(self, queue: FrFcfsQueue, arrive: float, bank: int, row: int, bursts: int,
              load: Load, part: int) -> None:
@@ -174,6 +200,9 @@ class DeferredReads:
 
     def _out(self, load: Load, part: int, end: float) -> None:
         """A read of ``load`` at ``part`` has its data out at ``end``."""
+        if load.__class__ is not Load:        # an L2 miss's (simgpu.mem.deferred_l2)
+            self.l2.placed(load, part, end)
+            return
         entry = load.parts[part]
         entry[0] -= 1
         if end > entry[1]:
@@ -239,15 +268,9 @@ def uncached_load(amap, reads: DeferredReads, net, req) -> float:
         for part in by_part:
             arrivals[part] = arrive
         return reads.load(req.sm, t, by_part, arrivals)
-    header = net.flits(0)
-    total = len(req.sizes) * header       # load requests: a header each
-    left = t + net.sm_out[req.sm // net.per_port].book(t, total)
-    net.flits_sent += total
-    for part, txns in by_part.items():
-        wait = left - t + net.part_in[part].book(left, header * len(txns))
-        if wait > net.queue_cycles:       # the partition's queue is full: held back
-            net.held += 1
-            if t + wait - net.queue_cycles > req.accepted:
-                req.accepted = t + wait - net.queue_cycles
-        arrivals[part] = t + net.half_trip + wait
+    header = net.flits(0)                 # load requests: a header each
+    waits = net.requests(req, t, len(req.sizes) * header,
+                         {part: header * len(txns) for part, txns in by_part.items()})
+    for part in by_part:
+        arrivals[part] = t + net.half_trip + waits[part]
     return reads.load(req.sm, t, by_part, arrivals)

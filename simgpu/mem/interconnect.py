@@ -176,6 +176,26 @@ class Interconnect:
             self.held += 1
         return accepted, t + self.half_trip + wait
 
+    def requests(self, req, t: float, total: int, flits: dict) -> dict:
+        """A request's packets sent at ``t``: ``total`` flits out of its SM's port as one
+        batch, ``flits[part]`` into each partition's port as one; return each
+        partition's wait beyond the unloaded half trip ({partition: cycles}).  A
+        partition whose queue ahead is full holds the request back: ``req.accepted``
+        is set that much later.  (The request leg of :func:`~simgpu.mem.uncached.
+        uncached` and :func:`~simgpu.mem.deferred_reads.uncached_load` alike.)"""
+        left = t + self.sm_out[req.sm // self.per_port].book(t, total)
+        self.flits_sent += total
+        part_in, queue = self.part_in, self.queue_cycles
+        waits: dict = {}
+        for part, n in flits.items():
+            wait = left - t + part_in[part].book(left, n)
+            if wait > queue:                       # the partition's queue is full: held back
+                self.held += 1
+                if t + wait - queue > req.accepted:
+                    req.accepted = t + wait - queue
+            waits[part] = wait
+        return waits
+
     def leave_partition(self, t: float, part: int, flits: int) -> float:
         """When replies of ``flits`` ready at ``t`` are out of partition ``part``'s port."""
         self.flits_sent += flits

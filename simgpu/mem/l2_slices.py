@@ -24,6 +24,7 @@ launch, this unit's timing state belongs to one launch.
 """
 from __future__ import annotations
 
+from .deferred_reads import DEFERRED
 from .interconnect import Port
 
 __all__ = ["L2Slices"]
@@ -98,6 +99,9 @@ class L2Slices:
         self.l2_start = (self.l2.hits, self.l2.misses, self.l2.writebacks)
         self.l2.evicted.clear()
         self.clock = self.l2.clock             # this launch's cycle 0 on the L2's clock
+        # [dram] read_scheduling = "fr-fcfs": the DeferredL2 that decides the misses'
+        # reads later; their times are stand-ins (>= DEFERRED) until then
+        self.defer = None
 
     def access(self, req) -> float:
         """Loads and stores through the L1 (loads only) and the L2.
@@ -141,6 +145,9 @@ class L2Slices:
                 if ready is not None:          # an L1 hit (waiting for the data if in flight)
                     if ready < l1_hit_at:
                         ready = l1_hit_at
+                    elif ready >= DEFERRED:    # on its way, its time not decided yet
+                        self.defer.l1_hit(req, ready, line, k, l1_hit_at)
+                        continue
                     if ready > done:
                         done = ready
                     continue
@@ -200,6 +207,8 @@ class L2Slices:
                 ready += l2_latency + extra          # a round trip
                 if entry is None:                    # a store's new sector, at its home
                     entry = (home if far else mine).fill(a, clock + ready, True)
+                elif entry[0] >= DEFERRED:           # on its way, its time not decided yet
+                    ready = self.defer.l2_hit(req, entry, extra, ready, line, k)
                 elif entry[0] - clock + extra > ready:
                     ready = entry[0] - clock + extra           # the sector is still on its way
                 if not load:
@@ -210,13 +219,15 @@ class L2Slices:
                         if o_ways:
                             o_ways.pop(tag, None)
                 elif far and slice_ == part:         # a far hit leaves a copy in the near half
-                    mine.fill(a, clock + ready)
+                    copy = mine.fill(a, clock + ready)
+                    if ready >= DEFERRED:
+                        self.defer.copy(copy, ready)
                     sl = part ^ 1                    # written into the near slice
                     l2_free[sl] = (t if t > l2_free[sl] else l2_free[sl]) + s / per_cycle
                     booked += s
                 if line is not None:
                     line[k] = ready
-                if ready > done:
+                if done < ready < DEFERRED:          # (a stand-in: the access's own, later)
                     done = ready
                 continue
             if per_request and (a >> 7) != line_of_request:
@@ -266,11 +277,13 @@ class L2Slices:
             txns.append((bank, row, s, a))
             if far:
                 self.fabric_bytes += s               # the block comes back through the far half
-        if by_part:
+        if by_part and self.defer is not None:   # decided later (simgpu.mem.deferred_l2)
+            self.defer.misses(req, by_part, misses, t, fills)
+        elif by_part:
             arrive = self.net.to_partition(t)
             finished = {part: self.dram.serve(part, txns, arrive, [])[1]
                         for part, txns in by_part.items()}
-            filled = self._fill_ports(fills, finished) if fills else None
+            filled = self._fill_ports(fills, lambda p, i: finished[p][i]) if fills else None
             for part, i, entries, line, k, far, out in misses:
                 ready = self.net.to_sm(finished[part][i] if filled is None else filled[part, i])
                 if far:
@@ -289,7 +302,7 @@ class L2Slices:
         if l2.evicted:
             self._write_back(t)
         self.drained = max(self.drained, done)
-        return done
+        return done if self.defer is None else self.defer.finish(req, done)
 
     def cross(self, crossings: list) -> float:
         """Book far loads' data (what an access left in ``crossings``) on the link, first
@@ -304,14 +317,16 @@ class L2Slices:
                 done = free[way] + after
         return done
 
-    def _fill_ports(self, fills: list, finished: dict) -> dict:
+    def _fill_ports(self, fills: list, finished) -> dict:
         """Book each block DRAM returned on its home slice's fill port when it is back and,
         homed in the far half, on the near slice's when it has crossed; return when each
-        (partition, position) block has been written, as {(partition, position): time}."""
+        (partition, position) block has been written, as {(partition, position): time}.
+        ``finished(partition, position)``: when DRAM has the block out (decided then, under
+        fr-fcfs: simgpu.mem.deferred_l2 books the fills as it decides)."""
         ports, sector, far_latency = self.fill_ports, self.sector, self.far_latency
         filled = {}
         for part, i, nbytes, far in fills:
-            at = finished[part][i]
+            at = finished(part, i)
             at += ports[part].book(at, nbytes // sector)
             if far:                              # the copy, once across (far_latency later)
                 at += ports[part ^ 1].book(at + far_latency, nbytes // sector)

@@ -33,6 +33,7 @@ from .mshr import Mshr
 from .request import Request
 from .uncached import uncached
 from .deferred_reads import DEFERRED, DeferredReads, uncached_load
+from .deferred_l2 import DeferredL2
 from .address_space import PageTables
 from .tlb import TlbState, Translator  # noqa: F401  (TlbState: the type of ``tlbs``)
 
@@ -113,12 +114,13 @@ class MemorySystem:
         """Queue loads' DRAM reads for FR-FCFS decisions made as the simulation goes on
         (``[dram] read_scheduling = "fr-fcfs"``, :mod:`~simgpu.mem.deferred_reads`):
         :meth:`access` then returns a load's stand-in time (>= ``DEFERRED``).
-        ``schedule(t, fn)``: the engine calls ``fn()`` once its clock is at ``t``."""
-        if self.slices is not None:
-            raise ValueError(f"{self.config.gpu.name}: [dram] read_scheduling = \"fr-fcfs\" "
-                             "is wired for GPUs without an L2 only; use \"at-arrival\"")
+        ``schedule(t, fn)``: the engine calls ``fn()`` once its clock is at ``t``.
+        With an L2 its misses' reads are deferred (:mod:`~simgpu.mem.deferred_l2`), and
+        so is every time that takes theirs (hits on their sectors, stores, atomics)."""
         self.deferred = DeferredReads(self.dram, self.net, self.mshr)
         self.deferred.schedule = schedule
+        if self.slices is not None:
+            self.deferred.l2 = self.slices.defer = DeferredL2(self.deferred, self.slices)
         return self.deferred
 
     def _hold(self, sm: int, n: int, done: float) -> None:
@@ -256,7 +258,18 @@ class MemorySystem:
         if self.slices is not None:
             sector = self.config.cache.sector_bytes
             req = Request("load", 0, t, [address - address % sector], [sector], False)
-            return self.slices.access(req)
+            # booked at arrival, as read_scheduling "at-arrival" books it: the walker
+            # needs its time now (page-table sectors are read by walks only, so a walk
+            # never finds one whose time is not decided yet)
+            defer, self.slices.defer = self.slices.defer, None
+            try:
+                done = self.slices.access(req)
+            finally:
+                self.slices.defer = defer
+            if done >= DEFERRED:              # (a wiring bug)
+                raise RuntimeError(f"a page walk's read of {address:#x} found a sector "
+                                   "whose time is not decided yet")
+            return done
         size = self.config.memory.min_access_bytes
         address -= address % size
         part, bank, row = self.amap.where(address)

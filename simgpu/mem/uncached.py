@@ -56,7 +56,6 @@ def uncached(amap: AddressMap, dram: Dram, net: Interconnect, req) -> float:
     # over the interconnect's ports: the request's packets leave the SM's port as one
     # batch, each partition's reach its port as one; the replies leave each
     # partition's port as one batch and reach the SM's port as one
-    sm: int = req.sm
     header = net.flits(0)
     # one transaction size (the usual case): its packets' flits, else each one's
     s0 = sizes[0]
@@ -65,30 +64,26 @@ def uncached(amap: AddressMap, dram: Dram, net: Interconnect, req) -> float:
         total = len(sizes) * (same if write else header)
     else:
         total = (sum([net.flits(s) for s in sizes]) if write else header * len(sizes))
-    port = sm // net.per_port
-    left = t + net.sm_out[port].book(t, total)
-    net.flits_sent += total
-    # (Interconnect.leave_sm, to_port, leave_partition and reach_sm, inline: this is
-    # the hot path of the GT200's loads and stores)
-    part_in, part_out, queue, half = net.part_in, net.part_out, net.queue_cycles, net.half_trip
-    back_total, last, arrive = 0, t, t + half
+    out_flits: dict[int, int] = {}         # each partition's request and reply flits
+    back_flits: dict[int, int] = {}
     for part, txns in by_part.items():
         n = len(txns)
         data = n * same if same >= 0 else sum([net.flits(x[2]) for x in txns])
         if write:
-            out_flits, back_flits = data, header * n
+            out_flits[part], back_flits[part] = data, header * n
         else:
-            out_flits, back_flits = header * n, data
-        wait = left - t + part_in[part].book(left, out_flits)
-        if wait > queue:                   # the partition's queue is full: held back
-            net.held += 1
-            if t + wait - queue > req.accepted:
-                req.accepted = t + wait - queue
-        finish = dram.serve(part, txns, arrive + wait, None, True, write)
-        finish += part_out[part].book(finish, back_flits)
+            out_flits[part], back_flits[part] = header * n, data
+    waits = net.requests(req, t, total, out_flits)
+    # (Interconnect.leave_partition and reach_sm, inline: this is the hot path of the
+    # GT200's loads and stores)
+    part_out, half = net.part_out, net.half_trip
+    back_total, last, arrive = 0, t, t + half
+    for part, txns in by_part.items():
+        finish = dram.serve(part, txns, arrive + waits[part], None, True, write)
+        finish += part_out[part].book(finish, back_flits[part])
         if finish > last:
             last = finish
-        back_total += back_flits
+        back_total += back_flits[part]
     net.flits_sent += back_total
-    done = last + half + net.sm_in[port].book(last, back_total)
+    done = last + half + net.sm_in[req.sm // net.per_port].book(last, back_total)
     return done if done > t else t

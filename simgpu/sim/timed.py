@@ -344,6 +344,7 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
         acked = 0.0                              # when its stores so far are acknowledged
         late: list = []                          # [back, through the link] of far loads
         mine: list = []                          # its deferred loads (DeferredLoads)
+        acks: list = []                          # and stores, atomics (with an L2)
         real = 0.0                               # its latest load's real ready time
         while True:
             try:
@@ -356,7 +357,7 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
             if cls is Stall:                     # the next instruction needs pending data
                 until = event.until
                 if until >= DEFERRED:            # a deferred load's: wait for its decision
-                    until = yield from deferred.wait(until, mine, real)
+                    until = yield from deferred.wait(until, mine, real, late)
                 if until > ready:
                     ready = until
                 if late:
@@ -381,6 +382,8 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 block_state.finish(w)
                 return
             if cls is Barrier or cls is Fence:
+                if acks:                         # (stores waiting on undecided loads)
+                    acked = yield from deferred.acked(acks, acked)
                 if acked > ready:                # syncthreads waits for the warp's stores
                     ready = acked
                 yield env.timeout(ready - env.now)
@@ -400,7 +403,7 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                     ready = issued
             accepted, back, resume, when = serve(event, issued, sm)
             if deferred is not None:             # (taken before the warp yields, as below)
-                deferred.take(mine)
+                deferred.take(mine, acks)
             # Far loads' crossings are this access's: taken before the warp yields, so
             # that no other warp, served while this one waits, takes them as its own.
             crossings = memory.crossings
@@ -413,7 +416,7 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 yield env.timeout(when - env.now)
                 accepted, back, resume, when = serve(event, env.now, sm, resume)
                 if deferred is not None:
-                    deferred.take(mine)
+                    deferred.take(mine, acks)
                 if memory.crossings:
                     crossings, memory.crossings = crossings + memory.crossings, []
             if accepted > issued:
@@ -424,7 +427,7 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
             event.__dict__["ready"] = back       # (MemoryAccess is frozen for its users)
             if real < back < DEFERRED and event.kind != "store":
                 real = back
-            if event.kind != "load" and back > acked:
+            if event.kind != "load" and acked < back < DEFERRED:
                 acked = back                     # stores and atomics: acknowledged then
             if crossings:
                 cell = [back, None, env.event()]    # [back, through, booked]

@@ -104,8 +104,8 @@ def test_fills_booked_out_of_time_order_fill_the_earlier_gap():
     """Fills are booked when their DRAM time is computed, not in time order: one due early,
     booked after one due much later, does not queue behind it."""
     s = memory().slices
-    late = s._fill_ports([(0, 0, 64, False)], {0: [100_000.0]})
-    early = s._fill_ports([(0, 0, 64, False)], {0: [100.0]})
+    late = s._fill_ports([(0, 0, 64, False)], lambda p, i: 100_000.0)
+    early = s._fill_ports([(0, 0, 64, False)], lambda p, i: 100.0)
     assert late[0, 0] == pytest.approx(100_000.0) and early[0, 0] == pytest.approx(100.0)
 
 

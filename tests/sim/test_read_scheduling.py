@@ -96,11 +96,12 @@ def counts_of(rep) -> tuple:
 
 # ------------------------------------------------------------------- the switch off
 
+@pytest.mark.parametrize("name", ("gtx260", "h100"))
 @pytest.mark.parametrize("engine", ENGINES)
-def test_at_arrival_is_the_default_and_the_same_run_as_without_the_key(engine, tmp_path):
+def test_at_arrival_is_the_default_and_the_same_run_as_without_the_key(engine, name, tmp_path):
     """The bundled config says "at-arrival"; a config without the key defaults to it;
     both run as an explicit "at-arrival": the same times and every report field."""
-    text = open(load_config("gtx260").source).read()
+    text = open(load_config(name).source).read()
     assert 'read_scheduling = "at-arrival"' in text
     path = tmp_path / "nokey.toml"
     path.write_text("\n".join(line for line in text.splitlines()
@@ -108,7 +109,7 @@ def test_at_arrival_is_the_default_and_the_same_run_as_without_the_key(engine, t
     bare = load_config(str(path))
     assert bare.dram.read_scheduling == "at-arrival"
     runs = []
-    for dev in (SimDevice(bare, "sim:nokey"), device(None), device("at-arrival")):
+    for dev in (SimDevice(bare, "sim:nokey"), device(None, name), device("at-arrival", name)):
         outs, reps = run_cases(dev, np.random.default_rng(5), engine)
         runs.append((outs, [(r.cycles, r.time_ms, r.extra) for r in reps]))
     for outs, reps in runs[1:]:
@@ -118,20 +119,25 @@ def test_at_arrival_is_the_default_and_the_same_run_as_without_the_key(engine, t
 
 # ------------------------------------------------------------------- the switch on
 
+@pytest.mark.parametrize("name", ("gtx260", "h100", "h200"))
 @pytest.mark.parametrize("engine", ENGINES)
-def test_fr_fcfs_gives_the_same_results_and_counts(engine):
-    base_outs, base = run_cases(device("at-arrival"), np.random.default_rng(3), engine)
-    outs, reps = run_cases(device("fr-fcfs"), np.random.default_rng(3), engine)
+def test_fr_fcfs_gives_the_same_results_and_counts(engine, name):
+    base_outs, base = run_cases(device("at-arrival", name), np.random.default_rng(3), engine)
+    outs, reps = run_cases(device("fr-fcfs", name), np.random.default_rng(3), engine)
     for x, y in zip(outs, base_outs):
         assert np.array_equal(x, y)
     assert [counts_of(r) for r in reps] == [counts_of(r) for r in base]
     for r in reps:
-        assert r.cycles > 0 and r.extra["deferred_decisions"] > 0
+        assert r.cycles > 0 and "deferred_decisions" in r.extra
+    # (on the H100 the later kernels' data are in the L2 the earlier ones filled)
+    decided = reps if name == "gtx260" else reps[:1]
+    assert all(r.extra["deferred_decisions"] > 0 for r in decided)
 
 
+@pytest.mark.parametrize("name", ("gtx260", "h100"))
 @pytest.mark.parametrize("engine", ENGINES)
-def test_fr_fcfs_is_deterministic(engine):
-    runs = [run_cases(device("fr-fcfs"), np.random.default_rng(9), engine)[1]
+def test_fr_fcfs_is_deterministic(engine, name):
+    runs = [run_cases(device("fr-fcfs", name), np.random.default_rng(9), engine)[1]
             for _ in range(2)]
     assert [(r.cycles, r.extra) for r in runs[0]] == [(r.cycles, r.extra) for r in runs[1]]
 
@@ -260,17 +266,12 @@ def test_an_unknown_value_is_refused(tmp_path):
         load_config(str(path))
 
 
-def test_fr_fcfs_on_a_gpu_with_an_l2_is_refused(tmp_path):
+def test_fr_fcfs_on_a_gpu_with_an_l2_is_accepted(tmp_path):
+    """(Refused before simgpu/mem/deferred_l2.py wired it through the L2.)"""
     text = open(load_config("h100").source).read()
     path = tmp_path / "h100.toml"
     path.write_text(text.replace('read_scheduling = "at-arrival"', 'read_scheduling = "fr-fcfs"'))
-    with pytest.raises(ConfigError, match="read_scheduling.*without an L2"):
-        load_config(str(path))
-    dev = device("fr-fcfs", "h100")               # (a config built past the checks)
-    out = dev.zeros(64, np.int32)
-    with pytest.raises(ValueError, match="without an L2 only"):
-        dev.launch(chase, 1, 64, dev.to_device(np.arange(64, dtype=np.int32)), out, 1,
-                   engine="timed")
+    assert load_config(str(path)).dram.read_scheduling == "fr-fcfs"
 
 
 @kernel
@@ -330,3 +331,103 @@ def test_a_write_drain_waits_for_the_scheduler_to_reach_it():
         plain.write(1, 2, 2, 100.0 + i)
         assert len(plain.pending) < d.write_drain_high and plain.drain_due < 0
     assert len(plain.pending) == d.write_drain_low
+
+
+# ------------------------------------------------------------------- through the L2
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_h100_one_thread_s_chase_takes_the_same_time_either_way(engine):
+    """One thread's dependent loads: one read at a time at the DRAM, nothing to reorder,
+    so the decided times are those booked at arrival, and the warp, waiting for each
+    decision, runs in the same cycles (the L2's and L1's times, the scoreboard's wait
+    all take the decided time)."""
+    n = 1 << 16
+    nxt = np.random.default_rng(2).permutation(n).astype(np.int32)
+    reps = {}
+    for mode in ("at-arrival", "fr-fcfs"):
+        dev = device(mode, "h100")
+        out = dev.zeros(32, np.int32)
+        reps[mode] = dev.launch(chase, 1, 1, dev.to_device(nxt), out, 24, engine=engine)
+        p = 0
+        for _ in range(24):
+            p = nxt[p]
+        assert out.to_host()[0] == p
+    assert reps["fr-fcfs"].extra["deferred_decisions"] > 0
+    assert reps["fr-fcfs"].cycles == reps["at-arrival"].cycles
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_h100_a_warp_waits_exactly_until_its_loads_decided_time(engine, monkeypatch):
+    """Where a warp uses a deferred load's data it resumes at the data's decided time:
+    the decision is made before that time (never late), and the warp waits for it."""
+    from simgpu.sim.deferred import DeferredLoads
+    original = DeferredLoads.wait
+    seen = []
+
+    def wait(self, until, mine, real, late=None):
+        number = until - DEFERRED
+        loads = [x for x in mine if x.number <= number]
+        t = yield from original(self, until, mine, real, late)
+        expected = max([real] + [x.done for x in loads])
+        seen.append((t, expected, self.env.now))
+        return t
+
+    monkeypatch.setattr(DeferredLoads, "wait", wait)
+    dev = device("fr-fcfs", "h100")
+    n = 1 << 14
+    rng = np.random.default_rng(8)
+    src = rng.integers(-9, 9, n, dtype=np.int32)
+    index = rng.integers(0, n, n, dtype=np.int32)
+    dst = dev.zeros(n, np.int32)
+    dev.launch(gather_copy, 16, 128, dev.to_device(src), dev.to_device(index), dst, n,
+               engine=engine)
+    assert np.array_equal(dst.to_host(), src[index] + src)
+    assert len(seen) > 50
+    for t, expected, now in seen:
+        assert t == expected and now <= t
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2 ** 16), blocks=st.integers(1, 24), threads=st.sampled_from([32, 96, 256]),
+       n=st.integers(1, 3000), engine=st.sampled_from(ENGINES))
+def test_h100_random_gathers_finish_with_the_right_results_and_counts(seed, blocks, threads, n,
+                                                                      engine):
+    """Gathers of random shapes on sim:h100 (misses, L1 and L2 hits on sectors on their
+    way, stores to them) give numpy's results with fr-fcfs, the same counts as at
+    arrival, and every deferred access is decided (checked at the launch's end)."""
+    rng = np.random.default_rng(seed)
+    src = rng.integers(-50, 50, n, dtype=np.int32)
+    index = rng.integers(0, n, n, dtype=np.int32)
+    reps = []
+    for mode in ("at-arrival", "fr-fcfs"):
+        dev = device(mode, "h100")
+        dst = dev.zeros(n, np.int32)
+        reps.append(dev.launch(gather_copy, blocks, threads, dev.to_device(src),
+                               dev.to_device(index), dst, n, engine=engine))
+        assert np.array_equal(dst.to_host(), src[index] + src)
+    # (the L2's hit rate may move: other times, another order of two warps' accesses to
+    # one sector, and which of them finds it in its half; the DRAM reads each sector once)
+    assert counts_of(reps[0]) == counts_of(reps[1])
+
+
+@kernel
+def copy_i32(src: Array[i32], dst: Array[i32], n: i32):
+    i = blockIdx.x * blockDim.x + threadIdx.x
+    if i < n:
+        dst[i] = src[i]
+
+
+def test_fr_fcfs_books_the_l2_fill_ports_as_at_arrival_does():
+    """sim:h100's DRAM fills go through the L2's fill ports (l2_fill_bandwidth_gbps)
+    under either read scheduling: the decided misses book the same bytes there."""
+    n = 1 << 16
+    got = {}
+    for mode in ("at-arrival", "fr-fcfs"):
+        dev = device(mode, "h100")
+        assert dev.config.cache.l2_fill_bandwidth_gbps
+        src = dev.to_device(np.arange(n, dtype=np.int32))
+        dst = dev.zeros(n, np.int32)
+        rep = dev.launch(copy_i32, n // 256, 256, src, dst, n, engine="timed-block")
+        assert np.array_equal(dst.to_host(), np.arange(n, dtype=np.int32))
+        got[mode] = rep.extra["l2_fill_port_bytes"]
+    assert got["at-arrival"] > 0 and got["fr-fcfs"] == got["at-arrival"]
