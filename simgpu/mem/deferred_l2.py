@@ -203,27 +203,11 @@ class DeferredL2:
         """Everything ``node`` waited for is known: its times, by L2Slices.access's
         rules (and AtomicUnit.at_l2's), written where its stand-ins were."""
         s = self.slices
-        clock, net = s.clock, s.net
-        done = node.real
-        crossings = []
-        far_latency = s.far_latency
+        clock = s.clock
+        crossings: list = []
         ends = node.ends
-        fills = node.fills
-        filled = s._fill_ports(fills, lambda p, i: ends[(p, i)]) if fills else None
-        for part, i, entries, line, k, far, out in node.misses:
-            ready = net.to_sm(ends[(part, i)] if filled is None else filled[part, i])
-            if far:
-                if s.fabric_per_cycle and k >= 0:    # a sector asked for: it crosses the link
-                    crossings.append((ready, node.near, s.l2.sector, far_latency))
-                ready += far_latency
-            if out > ready:                          # the slice's read-out is the later
-                ready = out
-            for entry in entries:
-                entry[0] = clock + ready
-            if line is not None:
-                line[k] = ready
-            if ready > done:
-                done = ready
+        done = s.settle(node.misses, node.fills, lambda p, i: ends[(p, i)], node.near, crossings,
+                        node.real)
         for rec in node.after:
             kind = rec[0]
             if kind == _L1:

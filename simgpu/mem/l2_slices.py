@@ -283,21 +283,8 @@ class L2Slices:
             arrive = self.net.to_partition(t)
             finished = {part: self.dram.serve(part, txns, arrive, [])[1]
                         for part, txns in by_part.items()}
-            filled = self._fill_ports(fills, lambda p, i: finished[p][i]) if fills else None
-            for part, i, entries, line, k, far, out in misses:
-                ready = self.net.to_sm(finished[part][i] if filled is None else filled[part, i])
-                if far:
-                    if fabric and k >= 0:            # a sector asked for: its data cross the link
-                        self.crossings.append((ready, near, l2_sector, far_latency))
-                    ready += far_latency
-                if out > ready:                      # the slice's read-out is the later
-                    ready = out
-                for entry in entries:
-                    entry[0] = clock + ready
-                if line is not None:
-                    line[k] = ready
-                if ready > done:
-                    done = ready
+            done = self.settle(misses, fills, lambda p, i: finished[p][i], near, self.crossings,
+                               done)
         self.slice_bytes += booked
         if l2.evicted:
             self._write_back(t)
@@ -315,6 +302,32 @@ class L2Slices:
             free[way] = (arrival if arrival > free[way] else free[way]) + nbytes / per_cycle
             if free[way] + after > done:
                 done = free[way] + after
+        return done
+
+    def settle(self, misses: list, fills: list, end, near: int, crossings: list,
+               done: float) -> float:
+        """Write when each of ``misses`` is ready (``end(partition, position)``: when DRAM
+        has its block out) into its L2 entries and L1 line, its fills through the fill
+        ports, a far sector's crossing of the link into ``crossings``; return the latest
+        of those times and ``done``.  The misses booked at arrival (:meth:`access`) and
+        those decided later (:mod:`simgpu.mem.deferred_l2`) go through here alike."""
+        filled = self._fill_ports(fills, end) if fills else None
+        to_sm, clock, far_latency = self.net.to_sm, self.clock, self.far_latency
+        fabric, sector = self.fabric_per_cycle, self.l2.sector
+        for part, i, entries, line, k, far, out in misses:
+            ready = to_sm(end(part, i) if filled is None else filled[part, i])
+            if far:
+                if fabric and k >= 0:                # a sector asked for: its data cross the link
+                    crossings.append((ready, near, sector, far_latency))
+                ready += far_latency
+            if out > ready:                          # the slice's read-out is the later
+                ready = out
+            for entry in entries:
+                entry[0] = clock + ready
+            if line is not None:
+                line[k] = ready
+            if ready > done:
+                done = ready
         return done
 
     def _fill_ports(self, fills: list, finished) -> dict:
