@@ -45,6 +45,14 @@ def timed_rank(succ, device: str, engine: str, scheduling: str | None = None):
         cfg = dataclasses.replace(cfg, dram=dataclasses.replace(cfg.dram,
                                                                 read_scheduling=scheduling))
         dev = type(dev)(cfg, f"{dev.name}+{scheduling}")
+    cpu, kernels, res = rank_cpu(dev, succ, launch_options={"engine": engine})
+    times = [r.time_ms for r in res.launches]    # (None on the untimed lockstep engine)
+    return cpu, kernels, None if None in times else sum(times)
+
+
+def rank_cpu(dev, succ, **options):
+    """rank(succ) on ``dev``: (CPU s of the call, CPU s of the method's own launches,
+    its result)."""
     launch, spent = dev.launch, {}
 
     def timed_launch(kernel, *args, **kwargs):
@@ -55,11 +63,9 @@ def timed_rank(succ, device: str, engine: str, scheduling: str | None = None):
 
     dev.launch = timed_launch
     t0 = time.process_time()
-    res = rank(succ, device=dev, launch_options={"engine": engine})
+    res = rank(succ, device=dev, **options)
     cpu = time.process_time() - t0
-    times = [r.time_ms for r in res.launches]    # (None on the untimed lockstep engine)
-    return cpu, sum(spent[id(r)] for r in res.launches), \
-        None if None in times else sum(times)
+    return cpu, sum(spent[id(r)] for r in res.launches), res
 
 
 def main() -> None:

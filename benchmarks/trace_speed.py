@@ -19,34 +19,20 @@ import argparse
 import cProfile
 import pstats
 import resource
-import time
 
 import simgpu
-from algorithms.list_ranking import rank
 from simgpu.mem import native_load
 
-from timed_speed import random_list
+from timed_speed import random_list, rank_cpu
 
 
 def run(succ, engine: str, packing: int):
     """(CPU s of rank(), CPU s of its method's launches, their simulated ms, replayed)."""
     dev = simgpu.get_device("sim:gtx260")        # a fresh device: its TLBs start empty
-    launch, spent = dev.launch, {}
-
-    def timed_launch(kernel, *args, **kwargs):
-        t0 = time.process_time()
-        rep = launch(kernel, *args, **kwargs)
-        spent[id(rep)] = time.process_time() - t0
-        return rep
-
-    dev.launch = timed_launch
-    t0 = time.process_time()
-    res = rank(succ, device=dev, packing=packing, launch_options={"engine": engine})
-    cpu = time.process_time() - t0
+    cpu, kernels, res = rank_cpu(dev, succ, packing=packing, launch_options={"engine": engine})
     replayed = sorted({r.kernel for r in res.launches
                        if r.extra.get("engine_ran") == "trace-block"})
-    return (cpu, sum(spent[id(r)] for r in res.launches),
-            sum(r.time_ms for r in res.launches), replayed)
+    return cpu, kernels, sum(r.time_ms for r in res.launches), replayed
 
 
 def main() -> None:
