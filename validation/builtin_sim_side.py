@@ -28,7 +28,7 @@ import tempfile
 import simgpu
 from simgpu_apps.gpu_tools.validate import run_cases
 from simgpu_apps.gpu_tools.validate_cases import cases
-from simgpu_apps.gpu_tools.validate_diff import summary
+from simgpu_apps.gpu_tools.validate_diff import summary, time_table
 
 H100 = pathlib.Path(simgpu.__file__).parent / "configs" / "h100.toml"
 
@@ -39,12 +39,8 @@ def page_rows(text: str) -> dict:
     if "\n## Times" not in text:
         raise SystemExit("builtin_sim_side: the page has no '## Times' section: give a page "
                          "written by python -m simgpu_apps.gpu_tools.validate")
-    section = text.split("\n## Times", 1)[1].split("\n## ", 1)[0]
     out: dict = {}
-    for line in section.splitlines():
-        cells = [c.strip() for c in line.split("|")]
-        if len(cells) < 10 or not cells[3].isdigit():
-            continue
+    for cells in time_table(text):
         try:
             gpu, ratio = float(cells[6]), float(cells[8])
         except ValueError:               # "-": no time on one side

@@ -19,14 +19,19 @@ import pathlib
 import statistics
 
 
-def time_rows(text: str) -> dict:
-    """{(case, seed, kernel): [sim / GPU kernel ratio of each launch, in order]}."""
+def time_table(text: str):
+    """The cells of each launch row of a validation page's "## Times" table, in order."""
     section = text.split("\n## Times", 1)[1].split("\n## ", 1)[0]
-    out: dict = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.split("|")]
-        if len(cells) < 10 or not cells[3].isdigit():
-            continue
+        if len(cells) >= 10 and cells[3].isdigit():
+            yield cells
+
+
+def time_rows(text: str) -> dict:
+    """{(case, seed, kernel): [sim / GPU kernel ratio of each launch, in order]}."""
+    out: dict = {}
+    for cells in time_table(text):
         try:
             ratio = float(cells[8])
         except ValueError:               # "-": no time on one side
