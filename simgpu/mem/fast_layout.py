@@ -1,0 +1,96 @@
+"""The compiled memory core's state: a struct of flat numpy arrays (``FastState``).
+
+Each field is one array; the index constants below name the columns of the arrays
+that hold several scalars.  The layout is the contract between the Python side
+(:mod:`~simgpu.mem.fast_state`: made from, and written back into, the Python units)
+and the compiled functions (:mod:`~simgpu.mem.fast_dram`, :mod:`~simgpu.mem.fast_path`),
+and the one a compiled SM loop would take as it is: state as arrays in, arrays out.
+
+Sub-channels are numbered ``partition * subchannels + s`` (GT200: one per partition);
+the interconnect's ports ``sm_out[0..S)``, ``part_in[S..S+P)``, ``part_out[..)``,
+``sm_in[..)`` with ``S`` SM ports and ``P`` partitions; TLB levels are the L1 TLBs,
+then the L2 TLB, then the walker's PDE cache.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+from .fast_jit import ENABLED
+
+# --- float parameters (FastState.pf) ---------------------------------------------------
+(F_CL, F_WL, F_RCD, F_RP, F_RAS, F_RC, F_RRD, F_WR, F_RTP, F_RTW, F_BURST, F_BURST_SLOT,
+ F_WRITE_TO_READ, F_REFI, F_RFC, F_HORIZON, F_HALF_TRIP, F_FLIT_CYCLES, F_CAPACITY,
+ F_QUEUE_CYCLES, F_L2_HIT, F_WALK_CYCLES) = range(22)
+N_PF = 22
+
+# --- integer parameters (FastState.pi) ---------------------------------------------------
+(I_PARTS, I_INTERLEAVE, I_BANKS, I_ROW_BYTES, I_BURST_BYTES, I_SKIP, I_READ_DEPTH,
+ I_WRITE_DEPTH, I_HIGH, I_LOW, I_PER_GROUP, I_FLIT, I_HEADER, I_PER_PORT, I_SM_PORTS,
+ I_MSHR_LIMIT, I_TLB, I_PAGE_SHIFT, I_PDE_SHIFT, I_PTE_BYTES, I_PD_BASE, I_PT_BASE,
+ I_SMS_PER_L1, I_N_L1TLB, I_MIN_ACCESS, I_RING) = range(26)
+N_PI = 26
+
+# --- launch-wide scalars (FastState.g) ---------------------------------------------------
+(G_DRAM_WAIT, G_ACCEPTED, G_DRAINED, G_HELD, G_FLITS, G_WALKS, G_WALK_READS, G_WALK_WAIT,
+ G_MSHR_WAITS, G_MSHR_WAIT_CYCLES, G_LRU_CLOCK) = range(11)
+N_G = 11
+
+# --- a sub-channel's scalars (FastState.sf[sub, :]) ---------------------------------------
+(S_TAIL, S_BUSY, S_ROW_HITS, S_ACTIVATIONS, S_CONFLICTS, S_STALL, S_REFRESHES, S_SAMPLES,
+ S_QTOTAL, S_QMAX, S_REFRESHED, S_NEXT_REFRESH, S_DRAIN_DUE) = range(13)
+N_SF = 13
+
+# --- a sub-channel's list lengths (FastState.sn[sub, :]) ----------------------------------
+N_BUS, N_ACT, N_READS, N_WRITES, N_PEND = range(5)
+N_SN = 5
+
+# --- per bank times (FastState.bt[sub, :, bank]) -------------------------------------------
+B_ACT_AT, B_COL_OK, B_PRE_OK = range(3)
+
+# --- a partition's counts (FastState.part[p, :]) -------------------------------------------
+P_TRANSACTIONS, P_BYTES, P_WRITEBACKS = range(3)
+
+# --- a port's figures (FastState.pstat[port, :]) -------------------------------------------
+PS_WAITED, PS_MAX_WAIT, PS_FLOOR = range(3)
+
+# --- a TLB level's counts (FastState.tcount[level, :]) -------------------------------------
+T_HITS, T_MISSES, T_LAST = range(3)
+
+#: Capacities of the lists the Python units grow without bound but prune to a window
+#: of recent entries (bus reservations, activates): far above what pruning leaves;
+#: an overflow stops the run with an error rather than lose an entry.
+BUS_CAP = 4096
+ACT_CAP = 4096
+
+FIELDS = (
+    "pf", "pi", "g",                       # parameters, launch-wide scalars
+    "sf", "sn", "orow", "bt",              # sub-channels: scalars, lengths, open rows, bank times
+    "bus", "acts", "actg",                 # bus reservations [sub, start/end/write, i]; activates
+    "rq", "wq", "pq_enter", "pq",          # read / drained-write heaps (as sets); pending writes
+    "part",                                # partitions' counts
+    "pused", "ptag", "pstat",              # interconnect ports: window rings, their figures
+    "tv", "tr", "ts", "tshape", "tcount", "tlast",   # TLB levels
+    "walkers",                             # when each page walker is free
+    "mh", "mn",                            # miss entries per SM: [(until, n)], (count, in use)
+)
+
+#: The same arrays as a namedtuple, for the Python side (they share their memory).
+FastArrays = namedtuple("FastArrays", FIELDS)
+
+if ENABLED:
+    # A numba StructRef: compiled functions take it as one pointer (a namedtuple of
+    # arrays would be copied, and its arrays' counts touched, at every call).
+    from numba.core import types as _types
+    from numba.experimental import structref as _structref
+
+    @_structref.register
+    class FastStateType(_types.StructRef):
+        def preprocess_fields(self, fields):
+            return tuple((name, _types.unliteral(typ)) for name, typ in fields)
+
+    class FastState(_structref.StructRefProxy):
+        """The core's state (its fields: :data:`FIELDS`, read as attributes)."""
+
+    _structref.define_proxy(FastState, FastStateType, list(FIELDS))
+else:
+    FastState = FastArrays

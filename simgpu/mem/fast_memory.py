@@ -1,0 +1,138 @@
+"""The compiled memory core (numba) in place of the Python units, for GT200 configs.
+
+For a GPU without an L2 (``sim:gtx260``, ``sim:gtx280``) whose DRAM reads are booked
+at arrival (``[dram] read_scheduling = "at-arrival"``, the default), a warp memory
+instruction's loads and stores -- address translation (TLBs, page walks that read
+through the partitions), the SM's miss entries, the interconnect's ports, the DRAM
+partitions (banks, open rows, timing rules, bounded queues) -- are booked by one call
+of compiled code per instruction (:meth:`FastMemory.serve`), its state in flat numpy
+arrays (:mod:`~simgpu.mem.fast_layout`).  The code is a transcription of the Python
+units (:mod:`~simgpu.mem.fast_dram`, :mod:`~simgpu.mem.fast_net`,
+:mod:`~simgpu.mem.fast_path`) and gives the same times and counts, bit for bit
+(tests/mem/test_fast_core.py, tests/sim/test_fast_core_runs.py).
+
+**The Python units stay the reference.**  They run where numba is not installed (it is
+the optional extra ``fast``: ``pip install simgpu[fast]``), with ``SIMGPU_NUMBA=0``,
+for every other config (caches, H100/H200, fr-fcfs reads), and for the rest of a
+launch once an atomic arrives: the core writes its state back into the units
+(:func:`~simgpu.mem.fast_state.give_back`) and they go on from there, as they do for
+the launch's end and its report.  :func:`attach` decides, per launch.
+"""
+from __future__ import annotations
+
+import random
+import warnings
+
+import numpy as np
+
+from .fast_jit import ENABLED
+from .fast_layout import G_ACCEPTED
+
+__all__ = ["supported", "attach", "FastMemory"]
+
+_checked: list = []        # [bool]: the set-order check's result, once per process
+
+
+def supported(memory) -> str | None:
+    """Why ``memory`` cannot run on the compiled core, or None where it can."""
+    if not ENABLED:
+        return "numba is not installed, or SIMGPU_NUMBA=0"
+    c = memory.config
+    d = c.dram
+    if memory.l2 is not None or memory.slices is not None:
+        return "the config has an L2"
+    if memory.deferred is not None or d.read_scheduling != "at-arrival":
+        return "DRAM reads are not booked at arrival"
+    if not memory.net.modeled:
+        return "the interconnect is a fixed latency"
+    if d.subchannels != 1 or d.bank_groups != 1 or memory.amap.lanes != 1:
+        return "the DRAM has several sub-channels or bank groups"
+    tm = memory.dram.timing
+    if tm.faw or tm.rrd != tm.rrd_l or tm.group_spacing:
+        return "the DRAM has a four-activate window or bank-group timings"
+    if memory.translator is None and getattr(c, "tlb", None) is not None:
+        return "the TLBs are not attached"
+    return None
+
+
+def _set_order_agrees() -> bool:
+    """The core translates a request's pages in CPython's set order (as the Python unit
+    iterates them); check its emulation against this interpreter once per process."""
+    if not _checked:
+        from .fast_path import py_set_order
+        rng = random.Random(19)
+        ok = True
+        for _ in range(200):
+            keys = [rng.randrange(rng.choice((16, 64, 2048, 1 << 20)))
+                    for _ in range(rng.randrange(1, 40))]
+            got = py_set_order(np.array(keys, np.int64), len(keys)).tolist()
+            if got != list({k for k in keys}):
+                ok = False
+                break
+        _checked.append(ok)
+        if not ok:
+            warnings.warn("simgpu: this Python's set order differs from the compiled memory "
+                          "core's; running the Python memory units", RuntimeWarning,
+                          stacklevel=3)
+    return _checked[0]
+
+
+def attach(memory) -> "FastMemory | None":
+    """The compiled core for ``memory`` (a fresh launch's MemorySystem), or None where
+    the Python units must run (:func:`supported`)."""
+    if supported(memory) is not None or not _set_order_agrees():
+        return None
+    return FastMemory(memory)
+
+
+def _flatten(per_warp) -> tuple:
+    """A memory instruction's per-warp transactions as arrays (addresses, sizes, warp
+    offsets)."""
+    addrs: list = []
+    sizes: list = []
+    offs = [0]
+    for a, s in per_warp:
+        addrs += a
+        sizes += s
+        offs.append(len(addrs))
+    return (np.array(addrs, np.int64), np.array(sizes, np.int64), np.array(offs, np.int64))
+
+
+class FastMemory:
+    """The compiled core's state for one launch, and the calls the engine makes."""
+
+    def __init__(self, memory):
+        from . import fast_path
+        from .fast_state import take
+        from .fast_layout import FastState
+        self.memory = memory
+        self.arrays = take(memory)               # numpy arrays, shared with ...
+        self.state = FastState(*self.arrays)     # ... the compiled functions' struct
+        self._serve = fast_path.serve_instruction
+        self._access = fast_path.access
+        self._drain = None
+
+    def serve(self, kind: str, per_warp, i: int, first: int, back: float, at: float,
+              sm: int, now: float, slack: float):
+        """The timed engine's ``serve`` for a load's or store's warps from warp ``i``,
+        transaction ``first``: (accepted, back, resume or None, when or None), resume
+        being ``(per_warp, None, i, first, back)`` as the engine's own."""
+        addrs, sizes, offs = _flatten(per_warp)
+        status, at, back, i, first, when = self._serve(
+            self.state, kind == "store", addrs, sizes, offs, i, first, back, at, sm, now, slack)
+        if status:
+            return at, back, (per_warp, None, i, first, back), when
+        return at, back, None, None
+
+    def access(self, kind: str, addresses, sizes, t: float, sm: int) -> float:
+        """MemorySystem.access of one warp's load or store; sets ``memory.accepted``."""
+        a = np.asarray(addresses, np.int64)
+        done = self._access(self.state, a, np.asarray(sizes, np.int64), 0, len(a), t, sm,
+                            kind == "store")
+        self.memory.accepted = float(self.arrays.g[G_ACCEPTED])
+        return done
+
+    def give_back(self) -> None:
+        """Write the state into the Python units (they go on from here)."""
+        from .fast_state import give_back
+        give_back(self.arrays, self.memory)
