@@ -77,11 +77,21 @@ FIELDS = (
 #: The same arrays as a namedtuple, for the Python side (they share their memory).
 FastArrays = namedtuple("FastArrays", FIELDS)
 
+#: Each field's dtype and dimensions (what fast_state.take makes; C-contiguous).
+KINDS = dict(pf=("f", 1), pi=("i", 1), g=("f", 1), sf=("f", 2), sn=("i", 2), orow=("i", 2),
+             bt=("f", 3), bus=("f", 3), acts=("f", 2), actg=("i", 2), rq=("f", 2),
+             wq=("f", 2), pq_enter=("f", 2), pq=("i", 3), part=("i", 2), pused=("f", 2),
+             ptag=("i", 2), pstat=("f", 2), tv=("i", 3), tr=("f", 3), ts=("i", 3),
+             tshape=("i", 2), tcount=("i", 2), tlast=("f", 1), walkers=("f", 1),
+             mh=("f", 3), mn=("i", 2))
+
 if ENABLED:
     # A numba StructRef: compiled functions take it as one pointer (a namedtuple of
     # arrays would be copied, and its arrays' counts touched, at every call).
     from numba.core import types as _types
     from numba.experimental import structref as _structref
+
+    from .fast_jit import njit
 
     @_structref.register
     class FastStateType(_types.StructRef):
@@ -92,5 +102,35 @@ if ENABLED:
         """The core's state (its fields: :data:`FIELDS`, read as attributes)."""
 
     _structref.define_proxy(FastState, FastStateType, list(FIELDS))
+
+    STATE_TYPE = FastStateType([
+        (name, _types.Array(_types.float64 if k == "f" else _types.int64, nd, "C"))
+        for name, (k, nd) in KINDS.items()])
+
+    @njit
+    def _new_state(pf, pi, g, sf, sn, orow, bt, bus, acts, actg, rq, wq, pq_enter, pq, part,
+                   pused, ptag, pstat, tv, tr, ts, tshape, tcount, tlast, walkers, mh, mn):
+        st = _structref.new(STATE_TYPE)
+        st.pf, st.pi, st.g, st.sf, st.sn, st.orow, st.bt = pf, pi, g, sf, sn, orow, bt
+        st.bus, st.acts, st.actg, st.rq, st.wq, st.pq_enter, st.pq = bus, acts, actg, rq, wq, \
+            pq_enter, pq
+        st.part, st.pused, st.ptag, st.pstat = part, pused, ptag, pstat
+        st.tv, st.tr, st.ts, st.tshape, st.tcount, st.tlast = tv, tr, ts, tshape, tcount, tlast
+        st.walkers, st.mh, st.mn = walkers, mh, mn
+        return st
+
+    def new_state(arrays: "FastArrays") -> FastState:
+        """The StructRef over ``arrays`` (the same memory; a compiled, cached constructor:
+        the proxy's own is compiled anew in every process)."""
+        for name, a in zip(FIELDS, arrays):
+            k, nd = KINDS[name]
+            if a.dtype != (float if k == "f" else "int64") or a.ndim != nd \
+                    or not a.flags.c_contiguous:
+                raise TypeError(f"FastState.{name}: {a.dtype} {a.ndim}-d array, "
+                                f"not the layout's {k} {nd}-d")
+        return _new_state(*arrays)
 else:
     FastState = FastArrays
+
+    def new_state(arrays):
+        return arrays

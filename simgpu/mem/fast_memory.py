@@ -85,9 +85,9 @@ def attach(memory) -> "FastMemory | None":
     return FastMemory(memory)
 
 
-def _flatten(per_warp) -> tuple:
-    """A memory instruction's per-warp transactions as arrays (addresses, sizes, warp
-    offsets)."""
+def _pack(per_warp) -> tuple:
+    """A memory instruction's per-warp transactions as one int64 array: the addresses,
+    the sizes, the warps' offsets (fast_path.serve_packed); and the address count."""
     addrs: list = []
     sizes: list = []
     offs = [0]
@@ -95,7 +95,10 @@ def _flatten(per_warp) -> tuple:
         addrs += a
         sizes += s
         offs.append(len(addrs))
-    return (np.array(addrs, np.int64), np.array(sizes, np.int64), np.array(offs, np.int64))
+    n = len(addrs)
+    addrs += sizes
+    addrs += offs
+    return np.fromiter(addrs, np.int64, len(addrs)), n
 
 
 class FastMemory:
@@ -104,11 +107,11 @@ class FastMemory:
     def __init__(self, memory):
         from . import fast_path
         from .fast_state import take
-        from .fast_layout import FastState
+        from .fast_layout import new_state
         self.memory = memory
         self.arrays = take(memory)               # numpy arrays, shared with ...
-        self.state = FastState(*self.arrays)     # ... the compiled functions' struct
-        self._serve = fast_path.serve_instruction
+        self.state = new_state(self.arrays)      # ... the compiled functions' struct
+        self._serve = fast_path.serve_packed
         self._access = fast_path.access
         self._drain = None
 
@@ -117,9 +120,9 @@ class FastMemory:
         """The timed engine's ``serve`` for a load's or store's warps from warp ``i``,
         transaction ``first``: (accepted, back, resume or None, when or None), resume
         being ``(per_warp, None, i, first, back)`` as the engine's own."""
-        addrs, sizes, offs = _flatten(per_warp)
+        packed, n = _pack(per_warp)
         status, at, back, i, first, when = self._serve(
-            self.state, kind == "store", addrs, sizes, offs, i, first, back, at, sm, now, slack)
+            self.state, kind == "store", packed, n, i, first, back, at, sm, now, slack)
         if status:
             return at, back, (per_warp, None, i, first, back), when
         return at, back, None, None

@@ -189,8 +189,8 @@ def give_back(st: L.FastArrays, ms) -> None:
         p.transactions, p.bytes, p.writebacks = row
     for q, port in enumerate(_ports(net)):
         tags, used = st.ptag[q], st.pused[q]
-        keep = np.nonzero((tags >= 0) & (used != 0.0))[0]
-        port.used = {float(tags[j]): float(used[j]) for j in keep[np.argsort(tags[keep])]}
+        keep = (tags >= 0) & (used != 0.0)
+        port.used = dict(zip(tags[keep].astype(float).tolist(), used[keep].tolist()))
         port.waited, port.max_wait = float(st.pstat[q, 0]), float(st.pstat[q, 1])
     if tr is not None:
         for lv_i, lv in enumerate(tr.state.levels()):
