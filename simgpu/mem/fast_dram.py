@@ -20,9 +20,27 @@ from .fast_layout import (
     F_RAS, F_RC, F_RCD, F_REFI, F_RFC, F_RP, F_RRD, F_RTP, F_RTW, F_WL, F_WR,
     F_WRITE_TO_READ, G_DRAM_WAIT, I_BURST_BYTES, I_HIGH, I_LOW, I_PER_GROUP, I_READ_DEPTH,
     I_WRITE_DEPTH, N_ACT, N_BUS, N_PEND, N_READS, N_WRITES, P_BYTES, P_TRANSACTIONS,
+    R_DR_BATCH, R_DR_BANK, R_DR_BURSTS, R_DR_HIT, R_DR_ROW, R_DR_TAKEN, R_SP_HIT, R_SP_ORDER,
+    RF_DR_ENTER,
     S_ACTIVATIONS, S_BUSY, S_CONFLICTS, S_DRAIN_DUE, S_NEXT_REFRESH, S_QMAX, S_QTOTAL,
     S_REFRESHED, S_REFRESHES, S_ROW_HITS, S_SAMPLES, S_STALL, S_TAIL,
 )
+
+
+@njit
+def scratch(st, row, m):
+    """Row ``row`` of the int scratch, m items (a fresh array where m exceeds it)."""
+    if m <= st.scr.shape[1]:
+        return st.scr[row, :m]
+    return np.empty(m, np.int64)
+
+
+@njit
+def scratch_f(st, row, m):
+    """Row ``row`` of the float scratch, m items (a fresh array where m exceeds it)."""
+    if m <= st.scf.shape[1]:
+        return st.scf[row, :m]
+    return np.empty(m)
 
 
 @njit
@@ -319,18 +337,19 @@ def _drain(st, s, k, now):
         start, _ = _access(st, s, bank, row, bursts, enter if enter > now else now, True)
         _push_write(st, s, start - wl)
         return
-    hit = np.empty(n, np.bool_)
+    hit = scratch(st, R_DR_HIT, n)
     for i in range(n):
         hit[i] = st.orow[s, pq[s, 0, i]] == pq[s, 1, i]
-    batch = np.empty(n, np.int64)          # positions in the queue, in service order
+    batch = scratch(st, R_DR_BATCH, n)     # positions in the queue, in service order
     nb = 0
     for i in range(n):
         if hit[i] and nb < k:
             batch[nb] = i
             nb += 1
-    taken = np.zeros(n, np.bool_)
+    taken = scratch(st, R_DR_TAKEN, n)
+    taken[:] = 0
     for i in range(nb):
-        taken[batch[i]] = True
+        taken[batch[i]] = 1
     if nb < k:
         # the other writes grouped by (bank, row) in order of each group's oldest
         for i in range(n):
@@ -349,14 +368,16 @@ def _drain(st, s, k, now):
                 if not hit[j] and pq[s, 0, j] == pq[s, 0, i] and pq[s, 1, j] == pq[s, 1, i]:
                     batch[nb] = j
                     nb += 1
-                    taken[j] = True
+                    taken[j] = 1
     # the batch's writes, then the queue without them
-    b_enter = np.empty(nb)
-    b_int = np.empty((3, nb), np.int64)
+    b_enter = scratch_f(st, RF_DR_ENTER, nb)
+    b_bank = scratch(st, R_DR_BANK, nb)
+    b_row = scratch(st, R_DR_ROW, nb)
+    b_bursts = scratch(st, R_DR_BURSTS, nb)
     for i in range(nb):
         j = batch[i]
         b_enter[i] = pe[s, j]
-        b_int[0, i], b_int[1, i], b_int[2, i] = pq[s, 0, j], pq[s, 1, j], pq[s, 2, j]
+        b_bank[i], b_row[i], b_bursts[i] = pq[s, 0, j], pq[s, 1, j], pq[s, 2, j]
     m = 0
     for i in range(n):
         if not taken[i]:
@@ -366,7 +387,7 @@ def _drain(st, s, k, now):
     st.sn[s, N_PEND] = m
     for i in range(nb):
         enter = b_enter[i]
-        start, _ = _access(st, s, b_int[0, i], b_int[1, i], b_int[2, i],
+        start, _ = _access(st, s, b_bank[i], b_row[i], b_bursts[i],
                            enter if enter > now else now, True)
         _push_write(st, s, start - wl)
 
@@ -453,7 +474,7 @@ def serve_partition(st, p, banks, rows, sizes, idx, m, arrive, write):
         if w > st.g[G_DRAM_WAIT]:
             st.g[G_DRAM_WAIT] = w
         return end
-    order = np.empty(m, np.int64)
+    order = scratch(st, R_SP_ORDER, m)
     same = True
     for j in range(1, m):
         if banks[idx[j]] != banks[idx[0]] or rows[idx[j]] != rows[idx[0]]:
@@ -465,7 +486,7 @@ def serve_partition(st, p, banks, rows, sizes, idx, m, arrive, write):
     else:
         # FR-FCFS (dram._fr_fcfs): open-row hits first, then the rest grouped by
         # (bank, row) in order of each group's first arrival
-        hit = np.empty(m, np.bool_)
+        hit = scratch(st, R_SP_HIT, m)
         k = 0
         for j in range(m):
             i = idx[j]

@@ -56,6 +56,19 @@ PS_WAITED, PS_MAX_WAIT, PS_FLOOR = range(3)
 # --- a TLB level's counts (FastState.tcount[level, :]) -------------------------------------
 T_HITS, T_MISSES, T_LAST = range(3)
 
+# --- rows of the scratch arrays (FastState.scr, ints; .scf, floats): the per-request
+# working arrays, so that a request allocates nothing (a row holds SCR_WIDTH items;
+# longer needs get a fresh array) --------------------------------------------------------
+(R_PART_OF, R_BANKS, R_ROWS, R_SIZES, R_IDX, R_ORDER, R_COUNT, R_OUT, R_BACK,   # uncached
+ R_SP_ORDER, R_SP_HIT,                                      # a partition's batch
+ R_WALK_BANK, R_WALK_ROW, R_WALK_SIZE, R_WALK_IDX,          # a page walk's read
+ R_DR_HIT, R_DR_BATCH, R_DR_TAKEN, R_DR_BANK, R_DR_ROW, R_DR_BURSTS,   # a write drain
+ R_KEYS) = range(22)
+N_SCR = 22
+RF_WAITS, RF_DR_ENTER = range(2)
+N_SCF = 2
+SCR_WIDTH = 512
+
 #: Capacities of the lists the Python units grow without bound but prune to a window
 #: of recent entries (bus reservations, activates): far above what pruning leaves;
 #: an overflow stops the run with an error rather than lose an entry.
@@ -72,6 +85,7 @@ FIELDS = (
     "tv", "tr", "ts", "tshape", "tcount", "tlast",   # TLB levels
     "walkers",                             # when each page walker is free
     "mh", "mn",                            # miss entries per SM: [(until, n)], (count, in use)
+    "scr", "scf",                          # scratch rows (no state: a request's working arrays)
 )
 
 #: The same arrays as a namedtuple, for the Python side (they share their memory).
@@ -83,7 +97,7 @@ KINDS = dict(pf=("f", 1), pi=("i", 1), g=("f", 1), sf=("f", 2), sn=("i", 2), oro
              wq=("f", 2), pq_enter=("f", 2), pq=("i", 3), part=("i", 2), pused=("f", 2),
              ptag=("i", 2), pstat=("f", 2), tv=("i", 3), tr=("f", 3), ts=("i", 3),
              tshape=("i", 2), tcount=("i", 2), tlast=("f", 1), walkers=("f", 1),
-             mh=("f", 3), mn=("i", 2))
+             mh=("f", 3), mn=("i", 2), scr=("i", 2), scf=("f", 2))
 
 if ENABLED:
     # A numba StructRef: compiled functions take it as one pointer (a namedtuple of
@@ -109,14 +123,15 @@ if ENABLED:
 
     @njit
     def _new_state(pf, pi, g, sf, sn, orow, bt, bus, acts, actg, rq, wq, pq_enter, pq, part,
-                   pused, ptag, pstat, tv, tr, ts, tshape, tcount, tlast, walkers, mh, mn):
+                   pused, ptag, pstat, tv, tr, ts, tshape, tcount, tlast, walkers, mh, mn,
+                   scr, scf):
         st = _structref.new(STATE_TYPE)
         st.pf, st.pi, st.g, st.sf, st.sn, st.orow, st.bt = pf, pi, g, sf, sn, orow, bt
         st.bus, st.acts, st.actg, st.rq, st.wq, st.pq_enter, st.pq = bus, acts, actg, rq, wq, \
             pq_enter, pq
         st.part, st.pused, st.ptag, st.pstat = part, pused, ptag, pstat
         st.tv, st.tr, st.ts, st.tshape, st.tcount, st.tlast = tv, tr, ts, tshape, tcount, tlast
-        st.walkers, st.mh, st.mn = walkers, mh, mn
+        st.walkers, st.mh, st.mn, st.scr, st.scf = walkers, mh, mn, scr, scf
         return st
 
     def new_state(arrays: "FastArrays") -> FastState:

@@ -120,9 +120,10 @@ class FastMemory:
         """The timed engine's ``serve`` for a load's or store's warps from warp ``i``,
         transaction ``first``: (accepted, back, resume or None, when or None), resume
         being ``(per_warp, None, i, first, back)`` as the engine's own."""
-        packed, n = _pack(per_warp)
-        status, at, back, i, first, when = self._serve(
-            self.state, kind == "store", packed, n, i, first, back, at, sm, now, slack)
+        packed, n = _pack(per_warp[i:] if i else per_warp)     # (a resume: from warp i)
+        status, at, back, j, first, when = self._serve(
+            self.state, kind == "store", packed, n, 0, first, back, at, sm, now, slack)
+        i += j
         if status:
             return at, back, (per_warp, None, i, first, back), when
         return at, back, None, None

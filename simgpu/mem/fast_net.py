@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .fast_dram import serve_partition
+from .fast_dram import scratch, scratch_f, serve_partition
 from .fast_jit import njit
 from .fast_layout import (
     F_CAPACITY, F_FLIT_CYCLES, F_HALF_TRIP, F_QUEUE_CYCLES, G_FLITS, G_HELD, I_BANKS,
     I_FLIT, I_HEADER, I_INTERLEAVE, I_PARTS, I_PER_PORT, I_RING, I_ROW_BYTES, I_SKIP,
-    I_SM_PORTS, PS_FLOOR, PS_MAX_WAIT, PS_WAITED,
+    I_SM_PORTS, PS_FLOOR, PS_MAX_WAIT, PS_WAITED, R_BACK, R_BANKS, R_COUNT, R_IDX, R_ORDER,
+    R_OUT, R_PART_OF, R_ROWS, R_SIZES, RF_WAITS,
 )
 
 WINDOW = 64.0          # as simgpu.mem.interconnect.WINDOW
@@ -120,12 +121,13 @@ def uncached(st, addrs, sizes, lo, hi, t, sm, write, accepted):
     m = hi - lo
     nparts = st.pi[I_PARTS]
     sm_ports = st.pi[I_SM_PORTS]
-    part_of = np.empty(m, np.int64)
-    banks = np.empty(m, np.int64)
-    rows = np.empty(m, np.int64)
-    sz = np.empty(m, np.int64)
-    order = np.empty(nparts, np.int64)     # partitions in order of first transaction
-    count = np.zeros(nparts, np.int64)
+    part_of = scratch(st, R_PART_OF, m)
+    banks = scratch(st, R_BANKS, m)
+    rows = scratch(st, R_ROWS, m)
+    sz = scratch(st, R_SIZES, m)
+    order = scratch(st, R_ORDER, nparts)   # partitions in order of first transaction
+    count = scratch(st, R_COUNT, nparts)
+    count[:] = 0
     nord = 0
     for i in range(m):
         p, b, r = locate(st, addrs[lo + i])
@@ -150,8 +152,8 @@ def uncached(st, addrs, sizes, lo, hi, t, sm, write, accepted):
             total += flits_of(st, sz[i])
     else:
         total = header * m
-    out_flits = np.zeros(nparts, np.int64)
-    back_flits = np.zeros(nparts, np.int64)
+    out_flits = scratch(st, R_OUT, nparts)
+    back_flits = scratch(st, R_BACK, nparts)
     for q in range(nord):
         p = order[q]
         n = count[p]
@@ -171,7 +173,7 @@ def uncached(st, addrs, sizes, lo, hi, t, sm, write, accepted):
     left = t + book(st, sm // per_port, t, total)
     st.g[G_FLITS] += total
     queue = st.pf[F_QUEUE_CYCLES]
-    waits = np.zeros(nparts)
+    waits = scratch_f(st, RF_WAITS, nparts)
     for q in range(nord):
         p = order[q]
         wait = left - t + book(st, sm_ports + p, left, out_flits[p])
@@ -185,7 +187,7 @@ def uncached(st, addrs, sizes, lo, hi, t, sm, write, accepted):
     back_total = 0
     last = t
     arrive = t + half
-    idx = np.empty(m, np.int64)
+    idx = scratch(st, R_IDX, m)
     for q in range(nord):
         p = order[q]
         k = 0

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .fast_dram import serve_partition
+from .fast_dram import scratch, serve_partition
 from .fast_jit import njit
 from .fast_layout import (
     F_L2_HIT, F_WALK_CYCLES, G_ACCEPTED, G_DRAINED, G_DRAM_WAIT, G_LRU_CLOCK, G_MSHR_WAITS,
     G_MSHR_WAIT_CYCLES, G_WALK_READS, G_WALK_WAIT, G_WALKS, I_MIN_ACCESS, I_MSHR_LIMIT,
     I_N_L1TLB, I_PAGE_SHIFT, I_PD_BASE, I_PDE_SHIFT, I_PT_BASE, I_PTE_BYTES, I_SMS_PER_L1,
-    I_TLB, T_HITS, T_LAST, T_MISSES,
+    I_TLB, R_KEYS, R_WALK_BANK, R_WALK_IDX, R_WALK_ROW, R_WALK_SIZE, T_HITS, T_LAST, T_MISSES,
 )
 from .fast_net import locate, uncached
 
@@ -151,9 +151,10 @@ def walk_read(st, address, t):
     size = st.pi[I_MIN_ACCESS]
     address -= address % size
     p, b, r = locate(st, address)
-    one = np.zeros(1, np.int64)
-    return serve_partition(st, p, np.array([b]), np.array([r]), np.array([size]), one, 1, t,
-                           False)
+    banks, rows = scratch(st, R_WALK_BANK, 1), scratch(st, R_WALK_ROW, 1)
+    sizes, idx = scratch(st, R_WALK_SIZE, 1), scratch(st, R_WALK_IDX, 1)
+    banks[0], rows[0], sizes[0], idx[0] = b, r, size, 0
+    return serve_partition(st, p, banks, rows, sizes, idx, 1, t, False)
 
 
 @njit
@@ -215,7 +216,7 @@ def translate(st, addrs, lo, hi, t, sm):
             ready = _miss(st, vpn, t)
             tlb_fill(st, l1, vpn, ready)
         return ready if ready > t else t
-    keys = np.empty(hi - lo, np.int64)
+    keys = scratch(st, R_KEYS, hi - lo)
     for i in range(lo, hi):
         keys[i - lo] = addrs[i] >> shift
     done = t

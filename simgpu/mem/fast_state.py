@@ -149,9 +149,11 @@ def take(ms, ring: int = RING) -> L.FastArrays:
                 mh[sm, j] = until, n
             mn[sm] = len(mshr.held[sm]), mshr.in_use[sm]
         g[L.G_MSHR_WAITS], g[L.G_MSHR_WAIT_CYCLES] = mshr.waits, mshr.wait_cycles
+    width = max(L.SCR_WIDTH, pcap)
     return L.FastArrays(pf, pi, g, sf, sn, orow, bt, bus, acts, actg, rq, wq, pq_enter, pq,
-                       part, pused, ptag, pstat, tv, trd, ts, tshape, tcount, tlast,
-                       walkers, mh, mn)
+                        part, pused, ptag, pstat, tv, trd, ts, tshape, tcount, tlast,
+                        walkers, mh, mn, np.zeros((L.N_SCR, width), np.int64),
+                        np.zeros((L.N_SCF, width)))
 
 
 def give_back(st: L.FastArrays, ms) -> None:
