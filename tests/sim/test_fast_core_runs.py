@@ -49,6 +49,8 @@ def test_same_reports_with_the_core_on_and_off(case, engine, monkeypatch):
     fast, fast_result, attached = run(case, engine, True, monkeypatch)
     assert none == 0 and attached >= len(fast)     # every launch ran on the core
     assert fast_result == slow_result
+    if case.startswith("cc"):    # atomics ran, on the Python units the core handed over to
+        assert any(r["extra"].get("atomic_operations") for r in fast)
     assert len(fast) == len(slow)
     for a, b in zip(slow, fast):
         assert a == b
