@@ -1,6 +1,6 @@
-"""The DRAM partitions of the compiled memory core: :mod:`~simgpu.mem.dram_timing`'s
-``SubChannel`` and :mod:`~simgpu.mem.dram`'s ``Dram.serve``, over :class:`~simgpu.mem.
-fast_layout.FastState`'s arrays.
+"""The DRAM sub-channels of the compiled memory core: :mod:`~simgpu.mem.dram_timing`'s
+``SubChannel`` over :class:`~simgpu.mem.fast_layout.FastState`'s arrays (a partition's
+batches: :mod:`~simgpu.mem.fast_partition`).
 
 A line-by-line transcription of the Python units for the GT200's DRAM (GDDR3: one
 sub-channel and one bank group per partition, no four-activate window, bursts
@@ -18,12 +18,11 @@ from .fast_jit import njit
 from .fast_layout import (
     ACT_CAP, B_ACT_AT, B_COL_OK, B_PRE_OK, BUS_CAP, F_BURST, F_BURST_SLOT, F_CL, F_HORIZON,
     F_RAS, F_RC, F_RCD, F_REFI, F_RFC, F_RP, F_RRD, F_RTP, F_RTW, F_WL, F_WR,
-    F_WRITE_TO_READ, G_DRAM_WAIT, I_BURST_BYTES, I_HIGH, I_LOW, I_PER_GROUP, I_READ_DEPTH,
-    I_WRITE_DEPTH, N_ACT, N_BUS, N_PEND, N_READS, N_WRITES, P_BYTES, P_TRANSACTIONS,
-    R_DR_BATCH, R_DR_BANK, R_DR_BURSTS, R_DR_HIT, R_DR_ROW, R_DR_TAKEN, R_SP_HIT, R_SP_ORDER,
-    RF_DR_ENTER,
-    S_ACTIVATIONS, S_BUSY, S_CONFLICTS, S_DRAIN_DUE, S_NEXT_REFRESH, S_QMAX, S_QTOTAL,
-    S_REFRESHED, S_REFRESHES, S_ROW_HITS, S_SAMPLES, S_STALL, S_TAIL,
+    F_WRITE_TO_READ, I_HIGH, I_LOW, I_PER_GROUP, I_READ_DEPTH, I_WRITE_DEPTH, N_ACT, N_BUS,
+    N_PEND, N_READS, N_WRITES, R_DR_BATCH, R_DR_BANK, R_DR_BURSTS, R_DR_HIT, R_DR_ROW,
+    R_DR_TAKEN, RF_DR_ENTER, S_ACTIVATIONS, S_BUSY, S_CONFLICTS, S_DRAIN_DUE,
+    S_NEXT_REFRESH, S_QMAX, S_QTOTAL, S_REFRESHED, S_REFRESHES, S_ROW_HITS, S_SAMPLES,
+    S_STALL, S_TAIL,
 )
 
 
@@ -453,88 +452,3 @@ def sub_flush(st, s):
     if st.sn[s, N_PEND]:
         _drain(st, s, st.sn[s, N_PEND], _reads_issued(st, s))
     return st.sf[s, S_TAIL]
-
-
-# --- a partition -------------------------------------------------------------------------
-
-@njit
-def serve_partition(st, p, banks, rows, sizes, idx, m, arrive, write):
-    """Dram.serve of the m transactions idx[0:m] (bank, row, size) arriving together at
-    partition p (one sub-channel, as GDDR3): when the last is done there."""
-    part = st.part
-    burst = st.pi[I_BURST_BYTES]
-    part[p, P_TRANSACTIONS] += m
-    if m == 1:
-        i = idx[0]
-        part[p, P_BYTES] += sizes[i]
-        if write:
-            end, w = sub_write(st, p, banks[i], rows[i], -(-sizes[i] // burst), arrive)
-        else:
-            end, w = sub_read(st, p, banks[i], rows[i], -(-sizes[i] // burst), arrive)
-        if w > st.g[G_DRAM_WAIT]:
-            st.g[G_DRAM_WAIT] = w
-        return end
-    order = scratch(st, R_SP_ORDER, m)
-    same = True
-    for j in range(1, m):
-        if banks[idx[j]] != banks[idx[0]] or rows[idx[j]] != rows[idx[0]]:
-            same = False
-            break
-    if same:
-        for j in range(m):
-            order[j] = idx[j]
-    else:
-        # FR-FCFS (dram._fr_fcfs): open-row hits first, then the rest grouped by
-        # (bank, row) in order of each group's first arrival
-        hit = scratch(st, R_SP_HIT, m)
-        k = 0
-        for j in range(m):
-            i = idx[j]
-            hit[j] = st.orow[p, banks[i]] == rows[i]
-            if hit[j]:
-                order[k] = i
-                k += 1
-        for j in range(m):
-            if hit[j]:
-                continue
-            i = idx[j]
-            leader = True
-            for q in range(j):
-                if not hit[q] and banks[idx[q]] == banks[i] and rows[idx[q]] == rows[i]:
-                    leader = False
-                    break
-            if not leader:
-                continue
-            for q in range(j, m):
-                if not hit[q] and banks[idx[q]] == banks[i] and rows[idx[q]] == rows[i]:
-                    order[k] = idx[q]
-                    k += 1
-    last = arrive
-    moved = 0
-    wait = 0.0
-    for j in range(m):
-        i = order[j]
-        moved += sizes[i]
-        if write:
-            end, w = sub_write(st, p, banks[i], rows[i], -(-sizes[i] // burst), arrive)
-        else:
-            end, w = sub_read(st, p, banks[i], rows[i], -(-sizes[i] // burst), arrive)
-        if w > wait:
-            wait = w
-        if end > last:
-            last = end
-    if wait > st.g[G_DRAM_WAIT]:
-        st.g[G_DRAM_WAIT] = wait
-    part[p, P_BYTES] += moved
-    return last
-
-
-@njit
-def drain_all(st):
-    """Dram.drain: flush every sub-channel's write queue; when the last data are done."""
-    end = 0.0
-    for s in range(st.sf.shape[0]):
-        e = sub_flush(st, s)
-        if e > end:
-            end = e
-    return end

@@ -30,7 +30,8 @@ def numba_version() -> str | None:
 
 
 #: The modules of compiled code: their cached machine code is keyed by all of them.
-CORE_MODULES = ("fast_jit", "fast_layout", "fast_dram", "fast_net", "fast_path")
+CORE_MODULES = ("fast_jit", "fast_layout", "fast_dram", "fast_partition", "fast_net",
+                "fast_path")
 _stamp: list = []
 
 

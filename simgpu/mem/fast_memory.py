@@ -7,8 +7,8 @@ through the partitions), the SM's miss entries, the interconnect's ports, the DR
 partitions (banks, open rows, timing rules, bounded queues) -- are booked by one call
 of compiled code per instruction (:meth:`FastMemory.serve`), its state in flat numpy
 arrays (:mod:`~simgpu.mem.fast_layout`).  The code is a transcription of the Python
-units (:mod:`~simgpu.mem.fast_dram`, :mod:`~simgpu.mem.fast_net`,
-:mod:`~simgpu.mem.fast_path`) and gives the same times and counts, bit for bit
+units (:mod:`~simgpu.mem.fast_dram`, :mod:`~simgpu.mem.fast_partition`,
+:mod:`~simgpu.mem.fast_net`, :mod:`~simgpu.mem.fast_path`) and gives the same times and counts, bit for bit
 (tests/mem/test_fast_core.py, tests/sim/test_fast_core_runs.py).
 
 **The Python units stay the reference.**  They run where numba is not installed (it is

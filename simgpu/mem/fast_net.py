@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .fast_dram import scratch, scratch_f, serve_partition
+from .fast_dram import scratch, scratch_f
+from .fast_partition import serve_partition
 from .fast_jit import njit
 from .fast_layout import (
     F_CAPACITY, F_FLIT_CYCLES, F_HALF_TRIP, F_QUEUE_CYCLES, G_FLITS, G_HELD, I_BANKS,

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .fast_dram import scratch, serve_partition
+from .fast_dram import scratch
+from .fast_partition import serve_partition
 from .fast_jit import njit
 from .fast_layout import (
     F_L2_HIT, F_WALK_CYCLES, G_ACCEPTED, G_DRAINED, G_DRAM_WAIT, G_LRU_CLOCK, G_MSHR_WAITS,
