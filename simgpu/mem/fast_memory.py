@@ -30,7 +30,7 @@ from .fast_layout import G_ACCEPTED
 
 __all__ = ["supported", "attach", "FastMemory"]
 
-_checked: list = []        # [bool]: the set-order check's result, once per process
+_checked: list = []        # [bool]: _core_works's verdict, once per process
 
 
 def supported(memory) -> str | None:
@@ -55,32 +55,44 @@ def supported(memory) -> str | None:
     return None
 
 
-def _set_order_agrees() -> bool:
-    """The core translates a request's pages in CPython's set order (as the Python unit
-    iterates them); check its emulation against this interpreter once per process."""
+def _core_works(memory) -> bool:
+    """Once per process: the core's functions load (or compile) and run, on a copy of
+    ``memory``'s state, and its emulation of CPython's set order (it translates a
+    request's pages in the order the Python unit iterates their set) agrees with this
+    interpreter.  Where either fails, a warning, and the Python units run."""
     if not _checked:
-        from .fast_path import py_set_order
-        rng = random.Random(19)
-        ok = True
-        for _ in range(200):
-            keys = [rng.randrange(rng.choice((16, 64, 2048, 1 << 20)))
-                    for _ in range(rng.randrange(1, 40))]
-            got = py_set_order(np.array(keys, np.int64), len(keys)).tolist()
-            if got != list({k for k in keys}):
-                ok = False
-                break
+        try:
+            from . import fast_path
+            from .fast_layout import new_state
+            from .fast_state import take
+            rng = random.Random(19)
+            ok = True
+            for _ in range(200):
+                keys = [rng.randrange(rng.choice((16, 64, 2048, 1 << 20)))
+                        for _ in range(rng.randrange(1, 40))]
+                got = fast_path.py_set_order(np.array(keys, np.int64), len(keys)).tolist()
+                if got != list({k for k in keys}):
+                    ok = False
+                    break
+            dry = new_state(take(memory))          # (a copy: memory is not touched)
+            one = np.array([0, 32, 0, 1], np.int64)     # a warp's 32-B load of address 0
+            fast_path.serve_packed(dry, False, one, 1, 0, 0, 0.0, 0.0, 0, 0.0, 64.0)
+            fast_path.access(dry, np.zeros(1, np.int64), np.full(1, 32, np.int64), 0, 1, 0.0, 0,
+                             True)
+            why = "" if ok else "this Python's set order differs from the core's emulation"
+        except Exception as e:                     # (numba failing to compile or load it)
+            ok, why = False, f"{type(e).__name__}: {str(e)[:300]}"
         _checked.append(ok)
         if not ok:
-            warnings.warn("simgpu: this Python's set order differs from the compiled memory "
-                          "core's; running the Python memory units", RuntimeWarning,
-                          stacklevel=3)
+            warnings.warn(f"simgpu: the compiled memory core does not run here ({why}); "
+                          "running the Python memory units", RuntimeWarning, stacklevel=3)
     return _checked[0]
 
 
 def attach(memory) -> "FastMemory | None":
     """The compiled core for ``memory`` (a fresh launch's MemorySystem), or None where
     the Python units must run (:func:`supported`)."""
-    if supported(memory) is not None or not _set_order_agrees():
+    if supported(memory) is not None or not _core_works(memory):
         return None
     return FastMemory(memory)
 

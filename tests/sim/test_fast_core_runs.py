@@ -54,3 +54,24 @@ def test_same_reports_with_the_core_on_and_off(case, engine, monkeypatch):
     assert len(fast) == len(slow)
     for a, b in zip(slow, fast):
         assert a == b
+
+
+def test_simgpu_numba_0_runs_the_python_units():
+    """SIMGPU_NUMBA=0 (read at import): numba is not even imported, and a launch's memory
+    system books on the Python units."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    code = ("import sys, numpy as np, simgpu\n"
+            "from simgpu.mem import fast_jit\n"
+            "from simgpu.mem.memory_system import MemorySystem\n"
+            "from simgpu.mem.tlb import TlbState\n"
+            "c = simgpu.get_device('sim:gtx260').config\n"
+            "m = MemorySystem(c, None, TlbState(c))\n"
+            "print(fast_jit.ENABLED, m.use_fast(), 'numba' in sys.modules)\n")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "SIMGPU_NUMBA": "0"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "False", "False"]
