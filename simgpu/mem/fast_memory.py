@@ -97,6 +97,15 @@ def attach(memory) -> "FastMemory | None":
     return FastMemory(memory)
 
 
+class PackedWarps(list):
+    """An instruction's per-warp transactions (the list the engine resumes with, as it
+    is) with their packed array, so that a resumed instruction is not packed again."""
+
+    def __init__(self, per_warp, packed, n: int):
+        super().__init__(per_warp)
+        self.packed, self.n = packed, n
+
+
 def _pack(per_warp) -> tuple:
     """A memory instruction's per-warp transactions as one int64 array: the addresses,
     the sizes, the warps' offsets (fast_path.serve_packed); and the address count."""
@@ -132,11 +141,15 @@ class FastMemory:
         """The timed engine's ``serve`` for a load's or store's warps from warp ``i``,
         transaction ``first``: (accepted, back, resume or None, when or None), resume
         being ``(per_warp, None, i, first, back)`` as the engine's own."""
-        packed, n = _pack(per_warp[i:] if i else per_warp)     # (a resume: from warp i)
-        status, at, back, j, first, when = self._serve(
-            self.state, kind == "store", packed, n, 0, first, back, at, sm, now, slack)
-        i += j
+        if isinstance(per_warp, PackedWarps):               # a resume: packed already
+            packed, n = per_warp.packed, per_warp.n
+        else:
+            packed, n = _pack(per_warp)
+        status, at, back, i, first, when = self._serve(
+            self.state, kind == "store", packed, n, i, first, back, at, sm, now, slack)
         if status:
+            if not isinstance(per_warp, PackedWarps):
+                per_warp = PackedWarps(per_warp, packed, n)
             return at, back, (per_warp, None, i, first, back), when
         return at, back, None, None
 
