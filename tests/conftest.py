@@ -7,6 +7,15 @@ import simgpu
 pytest_plugins = ["pytester", "simgpu.testing.pytest_plugin"]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _compiled_memory_core():
+    """The compiled memory core (simgpu.mem.fast_memory, where numba is installed) loaded
+    before the first test, so that no test's time (a hypothesis deadline) includes its
+    compile (some 30-60 s in a fresh checkout, then cached)."""
+    from simgpu.mem.fast_warm import warm_up
+    warm_up()
+
+
 @pytest.fixture
 def dev():
     """The default device: the paper's GTX 260 (CC 1.3, half-warp coalescing).

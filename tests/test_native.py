@@ -47,7 +47,9 @@ json.dump(out, sys.stdout, default=str)
 
 
 def _run(env_extra: dict) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), **env_extra}
+    # (SIMGPU_NUMBA=0: the GT200 path on the mypyc units, not the numba core, which
+    # tests/mem/test_fast_core.py checks against them)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SIMGPU_NUMBA": "0", **env_extra}
     done = subprocess.run([sys.executable, "-c", WORKLOAD], env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

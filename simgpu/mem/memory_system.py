@@ -73,6 +73,20 @@ class MemorySystem:
         self.accepted = 0.0       # when the pipeline took the last request (>= its issue)
         self._drained = 0.0
         self.deferred: DeferredReads | None = None   # (defer_reads)
+        self.fast = None          # the compiled core, while it books (use_fast)
+
+    def use_fast(self) -> bool:
+        """Book loads and stores with the compiled memory core where it covers this
+        config (:mod:`~simgpu.mem.fast_memory`; numba, GT200); whether it does."""
+        from .fast_memory import attach
+        self.fast = attach(self)
+        return self.fast is not None
+
+    def fast_off(self) -> None:
+        """The compiled core's state back into the units, which go on from there."""
+        if self.fast is not None:
+            self.fast.give_back()
+            self.fast = None
 
     # --- the pipeline's state, as the engines and tests read it ----------------------
 
@@ -88,6 +102,7 @@ class MemorySystem:
     def drained(self) -> float:
         """When the last transaction so far is done (stores and write-backs too: reading
         it sends the writes still queued at the partitions to DRAM)."""
+        self.fast_off()
         done = self._drained
         if self.slices is not None and self.slices.drained > done:
             done = self.slices.drained
@@ -117,6 +132,7 @@ class MemorySystem:
         ``schedule(t, fn)``: the engine calls ``fn()`` once its clock is at ``t``.
         With an L2 its misses' reads are deferred (:mod:`~simgpu.mem.deferred_l2`), and
         so is every time that takes theirs (hits on their sectors, stores, atomics)."""
+        self.fast_off()
         self.deferred = DeferredReads(self.dram, self.net, self.mshr)
         self.deferred.schedule = schedule
         if self.slices is not None:
@@ -153,6 +169,10 @@ class MemorySystem:
         :meth:`entry_positions`): those that find none free go on later, as entries
         free, and the pipeline accepts the instruction then.
         """
+        if self.fast is not None:
+            if kind != "atomic" and len(addresses):
+                return self.fast.access(kind, addresses, sizes, t, sm)
+            self.fast_off()               # (atomics: the Python units from here on)
         if not isinstance(addresses, list):
             addresses, sizes = np.asarray(addresses).tolist(), np.asarray(sizes).tolist()
         mshr = self.mshr
@@ -291,6 +311,7 @@ class MemorySystem:
 
     def summary(self, cycles: float) -> dict:
         """Per-partition counts, queue depths and utilization for the report."""
+        self.fast_off()
         seconds = cycles / (self.config.gpu.core_clock_mhz * 1e6) if cycles else 0
         caches = {}
         if self.l1 is not None:

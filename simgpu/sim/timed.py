@@ -220,6 +220,8 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
     memory = MemorySystem(config, l2, tlbs)
     # [dram] read_scheduling = "fr-fcfs": loads' reads decided as the clock gets there
     deferred = DeferredLoads(env, memory) if config.dram.read_scheduling == "fr-fcfs" else None
+    if deferred is None:
+        memory.use_fast()         # the compiled memory core, where it covers the config
     sms = [SM(i, config) for i in range(config.gpu.sm_count)]
     resident, limit = blocks_per_sm(config, geom, fn)
     shared_latency = config.issue.shared_memory_latency_cycles
@@ -263,6 +265,11 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
         else:
             per_warp, lanes, i, first, back = resume
             at = issued
+        if memory.fast is not None:   # (simgpu.mem.fast_memory: one call per instruction)
+            if kind != "atomic":
+                return memory.fast.serve(kind, per_warp, i, first, back, at, sm.index,
+                                         env.now, HELD_SLACK)
+            memory.fast_off()         # atomics: the Python units from here on
         # the SM's miss entries (MSHRs) bound its loads' and atomics' transactions in flight
         mshr = memory.mshr if kind != "store" else None
         while i < len(per_warp):

@@ -379,6 +379,9 @@ def test_a_full_queue_holds_the_sms_next_memory_instruction(monkeypatch):
         return done
 
     monkeypatch.setattr(MemorySystem, "access", access)
+    # (each access observed: the Python units, not the compiled core's one call per
+    # instruction, simgpu.mem.fast_memory)
+    monkeypatch.setattr(MemorySystem, "use_fast", lambda self: False)
     dev = simgpu.get_device("sim:gtx260")
     stride = 256 * 7 // 4                                # one partition's next chunk
     a = dev.to_device(np.arange(32 * stride + 32, dtype=np.int32))

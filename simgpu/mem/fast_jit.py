@@ -1,0 +1,62 @@
+"""Whether the compiled memory core (numba) runs, and the decorator its functions use.
+
+The core (:mod:`~simgpu.mem.fast_dram`, :mod:`~simgpu.mem.fast_path`) is array code
+compiled with numba's ``@njit`` where numba is installed (the optional extra ``fast``)
+and ``SIMGPU_NUMBA`` is not ``"0"``.  Elsewhere its functions stay plain Python, which
+:mod:`~simgpu.mem.fast_memory` never runs on the engines' path (far too slow as
+interpreted array code): the Python units are the reference and run instead.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+__all__ = ["ENABLED", "njit", "numba_version"]
+
+try:
+    if os.environ.get("SIMGPU_NUMBA", "1") == "0":
+        raise ImportError("SIMGPU_NUMBA=0")
+    import numba as _numba
+except ImportError:
+    _numba = None
+
+#: True where the core is compiled (numba importable and not switched off).
+ENABLED = _numba is not None
+
+
+def numba_version() -> str | None:
+    return _numba.__version__ if _numba is not None else None
+
+
+#: The modules of compiled code: their cached machine code is keyed by all of them.
+CORE_MODULES = ("fast_jit", "fast_layout", "fast_dram", "fast_partition", "fast_net",
+                "fast_path")
+_stamp: list = []
+
+
+def _core_stamp() -> tuple:
+    """A digest of every core module's source.  numba keys a function's cached code by
+    its own file only, though the code holds the functions it calls from the other
+    modules: keyed by this instead, an edit to any of them recompiles them all."""
+    if not _stamp:
+        h = hashlib.sha256()
+        for name in CORE_MODULES:
+            h.update((Path(__file__).parent / f"{name}.py").read_bytes())
+        _stamp.append(("simgpu.mem fast core", h.hexdigest()))
+    return _stamp[0]
+
+
+def njit(fn):
+    """``numba.njit`` where numba runs (else ``fn`` itself), its machine code cached in the
+    package's __pycache__ (saving the compile, some 20-60 s, in later processes) under
+    :func:`_core_stamp`; uncached where this numba's cache does not have the fields
+    that takes (a compile per process, never a stale one)."""
+    if _numba is None:
+        return fn
+    disp = _numba.njit(cache=True)(fn)
+    index = getattr(getattr(disp, "_cache", None), "_cache_file", None)
+    if index is None or not hasattr(index, "_source_stamp"):
+        return _numba.njit(cache=False)(fn)
+    index._source_stamp = _core_stamp()
+    return disp
