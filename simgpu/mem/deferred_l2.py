@@ -239,5 +239,6 @@ class DeferredL2:
             for e in node.entries:
                 e[0] = done
             heapify(reads.mshr.held[node.sm])
+            reads.freed_sms.add(node.sm)
         if crossings:
             reads.cross(node, crossings)

@@ -93,6 +93,10 @@ class DeferredReads:
         # link between the L2's halves once decided (simgpu.mem.deferred_l2)
         self.cross = None
         self.l2 = None                        # the DeferredL2 of a GPU with an L2
+        # ``freed(sms)`` (the engine's): called after a tick whose decisions gave the
+        # miss entries of these SMs their release times (warps waiting for entries)
+        self.freed = None
+        self.freed_sms: set = set()
 
     # --- booking ---------------------------------------------------------------------
 
@@ -188,6 +192,10 @@ class DeferredReads:
         placed.sort()
         for end, _, load, part in placed:
             self._out(load, part, end)
+        if self.freed_sms:
+            sms, self.freed_sms = self.freed_sms, set()
+            if self.freed is not None:
+                self.freed(sms)
         if due != _INF:
             at += self.step
             self._tick_at(due - self.lead if due - self.lead > at else at)
@@ -234,6 +242,7 @@ class DeferredReads:
             for e in load.entries:
                 e[0] = done
             heapify(self.mshr.held[load.sm])
+            self.freed_sms.add(load.sm)
         for fn in load.waiters:
             fn()
         load.waiters = []

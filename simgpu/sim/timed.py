@@ -277,10 +277,11 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                     need = len(misses) if len(misses) < mshr.limit else mshr.limit
                     if need and mshr.free_at(sm.index, at) < need:   # the warp (the LSU) waits
                         when = mshr.when_free(sm.index, need)
-                        if deferred is not None:     # (entries of undecided loads)
-                            when = deferred.poll(when, at)
                         mshr.waits += need
-                        mshr.wait_cycles += (when - at) * need
+                        if deferred is not None:     # (entries of undecided loads: an event)
+                            when = deferred.entries(sm.index, need, when, at)
+                        else:
+                            mshr.wait_cycles += (when - at) * need
                         return at, back, (per_warp, lanes, i, first, back), when
                     if need < len(misses):
                         end = misses[need]           # up to its next miss
@@ -413,7 +414,7 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 # wait in simulated time (booking it now for later would reserve the
                 # partitions ahead of other SMs' earlier requests); the SM's other warps
                 # find the entries taken too
-                yield env.timeout(when - env.now)
+                yield when if isinstance(when, simpy.Event) else env.timeout(when - env.now)
                 accepted, back, resume, when = serve(event, env.now, sm, resume)
                 if deferred is not None:
                     deferred.take(mine, acks)
