@@ -33,6 +33,8 @@ launch overhead added.
 """
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import simpy
 
@@ -506,7 +508,17 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
     for _ in range(resident):                    # round-robin: block 0 on SM 0, 1 on SM 1, ...
         for sm in sms:
             env.process(sm_slot(sm))
-    env.run()
+    # Python's cyclic collector stays off while the simulation runs: its full passes walk
+    # every live object (the caches' lines and entries, the queues), and the launch's
+    # own garbage is collected afterwards (benchmarks/frfcfs_speed.py --gc: about 40%
+    # of sim:h100's CPU time, the same peak memory)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        env.run()
+    finally:
+        if collecting:
+            gc.enable()
 
     for wc in warp_counters:
         counters.merge(wc)
