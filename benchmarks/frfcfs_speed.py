@@ -7,8 +7,9 @@ engine, on kernels where warps wait for the SM's miss entries.
 Under FR-FCFS a load's time is unknown until the scheduler decides its reads, and so is
 when the miss entries it holds free (simgpu/sim/deferred.py): a warp that waits for
 entries is told when decisions free them.  Prints, per device, kernel and scheduling:
-simulated cycles, the CPU seconds of the launch (time.process_time, fastest of
---repeat), the fr-fcfs / at-arrival CPU ratio, the report's ``mshr_waits`` and the
+simulated cycles, the CPU seconds of the launch and of collecting its garbage
+(time.process_time, fastest of --repeat; the garbage of earlier launches is collected
+first, untimed), the fr-fcfs / at-arrival CPU ratio, the report's ``mshr_waits`` and the
 scheduler's decision events.  The kernels:
 
 * ``gather_scatter``: dst[perm[i]] = src[a[i]] + src[b[i]], uniform random indices
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import gc
 import os
 import platform
 import subprocess
@@ -88,8 +90,10 @@ def launch(dev, name: str, log2n: int):
         perm = rng.permutation(n).astype(np.int32)
         args = [dev.to_device(v) for v in (src, a, b, perm)]
         dst = dev.zeros(n, np.int32)
+        gc.collect()
         t0 = time.process_time()
         rep = dev.launch(gather_scatter, -(-n // BLOCK), BLOCK, *args, dst, n, engine="timed-block")
+        gc.collect()
         cpu = time.process_time() - t0
         want = np.zeros(n, np.int32)
         want[perm] = src[a] + src[b]
@@ -100,16 +104,20 @@ def launch(dev, name: str, log2n: int):
         n = 8 * grid * BLOCK * max(1, n // (8 * grid * BLOCK))
         src = np.arange(n, dtype=np.int32)
         out = dev.zeros(grid * BLOCK, np.int32)
+        gc.collect()
         t0 = time.process_time()
         rep = dev.launch(read_wide, grid, BLOCK, dev.to_device(src), out, n, engine="timed-block")
+        gc.collect()
         cpu = time.process_time() - t0
         assert np.array_equal(out.to_host(), src.reshape(-1, grid * BLOCK).sum(0).astype(np.int32))
         return rep, cpu, f"{grid} blocks, n={n:,}"
     if name == "copy":
         src = rng.integers(0, 1000, n, dtype=np.int32)
         dst = dev.zeros(n, np.int32)
+        gc.collect()
         t0 = time.process_time()
         rep = dev.launch(copy, -(-n // BLOCK), BLOCK, dev.to_device(src), dst, n, engine="timed-block")
+        gc.collect()
         cpu = time.process_time() - t0
         assert np.array_equal(dst.to_host(), src)
         return rep, cpu, f"n=2^{log2n}"
