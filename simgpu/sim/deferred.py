@@ -8,7 +8,9 @@ register's ready time); where it uses the data, the interpreter yields a ``Stall
 until the stand-in, and the warp waits here until the loads it needs are decided, then
 until their data are back.  The scheduler's decisions are simulation events
 (:meth:`DeferredLoads.schedule`), each made when the clock is a half interconnect trip
-ahead of it (no request issued later can reach the partition by then).
+ahead of it (no request issued later can reach the partition by then).  A warp that
+finds its SM's miss entries held by undecided loads is woken by the decisions that give
+them their release times (:meth:`DeferredLoads.entries`, :meth:`DeferredLoads.freed`).
 
 On GPUs with an L2 (:mod:`simgpu.mem.deferred_l2`) a store's acknowledgement and an
 atomic's may wait on an undecided load too: the warp keeps those in its ``acks`` and
