@@ -28,9 +28,7 @@ still booked at arrival.
 """
 from __future__ import annotations
 
-from heapq import heapify
-
-from .deferred_reads import DEFERRED
+from .deferred_reads import DEFERRED, Deferred
 
 __all__ = ["DeferredL2", "Pending"]
 
@@ -38,44 +36,34 @@ __all__ = ["DeferredL2", "Pending"]
 _L1, _L2, _ATOMIC = 0, 1, 2
 
 
-class Pending:
+class Pending(Deferred):
     """An access of the L2 path whose time waits on DRAM reads not yet decided: its
-    own misses' and those of earlier accesses whose sectors it found on their way."""
+    own misses' (transaction keys (partition, position)) and those of earlier accesses
+    whose sectors it found on their way."""
 
-    __slots__ = ("number", "sm", "kind", "near", "left", "real", "done", "entries",
-                 "waiters", "pieces", "ends", "misses", "fills", "after", "cells")
+    __slots__ = ("near", "real", "misses", "fills", "after")
 
     def __init__(self, number: int, sm: int, kind: str, near: int):
-        self.number = number
-        self.sm = sm
-        self.kind = kind                  # "load", "store" or "atomic"
+        super().__init__(number, sm, kind)
         self.near = near                  # the L2 half beside its SM
-        self.left = 1                     # reads and earlier accesses still undecided
-                                          # (+1 until its access is over)
         self.real = 0.0                   # the latest of its times known at its access
-        self.done: float | None = None    # when its data are back (a store: acknowledged)
-        self.entries: list = []           # the SM's miss entries it holds
-        self.waiters: list = []           # called once it is decided
-        self.pieces: dict = {}            # (partition, transaction) -> pieces not placed
-        self.ends: dict = {}              # (partition, transaction) -> its data out
         self.fills: list | None = None    # its blocks for the L2's fill ports, if any
-        self.misses: list = []            # L2Slices.access's misses (see _decide)
-        self.after: list = []             # what it found on its way (see _decide)
-        self.cells: list = []             # far misses' crossings of the link, once booked
+        self.misses: list = []            # L2Slices.access's misses (see decide)
+        self.after: list = []             # what it found on its way (see decide)
 
 
 class DeferredL2:
     """The L2 side of deferred reads for one launch: the hooks :class:`L2Slices
     <simgpu.mem.l2_slices.L2Slices>` and :class:`AtomicUnit
     <simgpu.mem.atomic_unit.AtomicUnit>` call where a time is not known yet, and the
-    decisions that settle them."""
+    rule that works out a decided access's times (:meth:`decide`, called by the driver,
+    :class:`~simgpu.mem.deferred_reads.DeferredReads`)."""
 
     def __init__(self, reads, slices):
         self.reads = reads                # DeferredReads: the queues, the numbers
         self.slices = slices
         self.req = None                   # the request being served, and its Pending
         self.node: Pending | None = None
-        self.nodes: dict[int, Pending] = {}   # number -> an undecided access
 
     # --- while an access is served (the slices' hooks) -------------------------------
 
@@ -86,19 +74,15 @@ class DeferredL2:
         reads = self.reads
         s = self.slices
         near = s.sm_half[req.sm] if s.split else 0
-        node = Pending(reads.count, req.sm, req.kind, near)
-        reads.count += 1
-        reads.open += 1
-        reads.fresh.append(node)
-        self.nodes[node.number] = node
+        node = reads.new(Pending(reads.count, req.sm, req.kind, near))
         self.req, self.node = req, node
         return node
 
     def _on(self, node: Pending, stand_in: float) -> None:
         """``node`` waits for the access whose stand-in is ``stand_in``."""
-        owner = self.nodes[int(stand_in - DEFERRED)]
+        owner = self.reads.nodes[int(stand_in - DEFERRED)]
         node.left += 1
-        owner.waiters.append(node)            # (told by _settle, not by a call)
+        owner.waiters.append(node)            # (told by the driver's _settle, not by a call)
 
     def l1_hit(self, req, stand_in: float, line: list, k: int, floor: float) -> None:
         """An L1 hit on a sector on its way (``line[k]``, a stand-in): its data no
@@ -159,49 +143,15 @@ class DeferredL2:
         node = self.node
         self.req = self.node = None
         node.real = done
-        self._one_less(node)
+        self.reads.one_less(node)
         return DEFERRED + node.number
 
-    # --- the decisions ---------------------------------------------------------------
+    # --- the decision ---------------------------------------------------------------
 
-    def placed(self, node: Pending, key: tuple, end: float) -> None:
-        """A read of ``node``'s transaction ``key`` has its data out at ``end``."""
-        if end > node.ends.get(key, 0.0):
-            node.ends[key] = end
-        node.pieces[key] -= 1
-        if not node.pieces[key]:
-            self._one_less(node)
-
-    def _one_less(self, node: Pending) -> None:
-        node.left -= 1
-        if not node.left:
-            self._settle(node)
-
-    def _settle(self, node: Pending) -> None:
-        """Decide ``node`` and tell its waiters, depth first: a later access waiting on it
-        (a Pending among them) is decided as soon as it has nothing else to wait for,
-        and tells its own before the next waiter is told.  An explicit stack, as an
-        access may free a long chain of later ones (a stencil's warps each hit the
-        lines the one before is fetching and fetch the next ones)."""
-        self._decide(node)
-        waiters, node.waiters = node.waiters, []
-        stack = [iter(waiters)]
-        while stack:
-            w = next(stack[-1], None)
-            if w is None:
-                stack.pop()
-            elif w.__class__ is Pending:
-                w.left -= 1
-                if not w.left:
-                    self._decide(w)
-                    waiters, w.waiters = w.waiters, []
-                    stack.append(iter(waiters))
-            else:
-                w()                           # a warp's event
-
-    def _decide(self, node: Pending) -> None:
+    def decide(self, node: Pending) -> float:
         """Everything ``node`` waited for is known: its times, by L2Slices.access's
-        rules (and AtomicUnit.at_l2's), written where its stand-ins were."""
+        rules (and AtomicUnit.at_l2's), written where its stand-ins were; a far miss's
+        data are booked on the link between the halves.  Returns its time."""
         s = self.slices
         clock = s.clock
         crossings: list = []
@@ -230,14 +180,6 @@ class DeferredL2:
             if ready > done:
                 done = ready
         node.done = done
-        del self.nodes[node.number]
-        reads = self.reads
-        reads.open -= 1
-        if done > reads.drained:
-            reads.drained = done
-        if node.entries:                      # the miss entries free when the data are back
-            for e in node.entries:
-                e[0] = done
-            heapify(reads.mshr.held[node.sm])
         if crossings:
-            reads.cross(node, crossings)
+            self.reads.cross(node, crossings)
+        return done

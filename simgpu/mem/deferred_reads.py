@@ -20,9 +20,13 @@ engine waits for the decision where the warp uses the data
 booked on the interconnect (as :func:`~simgpu.mem.uncached.uncached` books them), the
 SM's miss entries it holds get their real release time, and whoever waits is told.
 
-Wired for the path of GPUs without an L2 (GT200's loads, :class:`Load`) and, through
-:mod:`~simgpu.mem.deferred_l2`, for the L2's misses (:meth:`DeferredReads.queue`);
-stores, atomics and page walks are still booked at arrival, into the same sub-channels.
+One driver for both paths: :class:`DeferredReads` numbers the accesses
+(:class:`Deferred`), queues their reads, counts down what each one waits for and, once
+nothing is left, has its unit work out its time (:meth:`DeferredReads.decide` for a
+GPU without an L2, GT200's loads, :class:`Load`; :meth:`DeferredL2.decide
+<simgpu.mem.deferred_l2.DeferredL2.decide>` for the L2's misses and the accesses that
+found their sectors on the way), then frees its miss entries and tells its waiters.
+Stores, atomics and page walks are still booked at arrival, into the same sub-channels.
 """
 from __future__ import annotations
 
@@ -31,7 +35,7 @@ from heapq import heapify
 from .dram_scheduler import FrFcfs, FrFcfsQueue
 from .uncached import by_partition
 
-__all__ = ["DEFERRED", "DeferredReads", "Load"]
+__all__ = ["DEFERRED", "Deferred", "DeferredReads", "Load"]
 
 #: A deferred load's stand-in time is DEFERRED + its number: later than any simulated
 #: cycle (2^40 cycles: over 10 minutes at 1.5 GHz), and exact as a float up to 2^40 loads.
@@ -39,29 +43,49 @@ DEFERRED = float(2 ** 40)
 _INF = float("inf")
 
 
-class Load:
-    """One load request whose reads are queued: its partitions' pieces still to place."""
+class Deferred:
+    """An access whose time waits on DRAM reads not yet decided (and, with an L2, on
+    earlier such accesses): what the driver (:class:`DeferredReads`) keeps of each."""
 
-    __slots__ = ("number", "sm", "issued", "parts", "left", "last", "reply_flits",
-                 "done", "entries", "waiters")
-    kind = "load"
-    cells = ()                                # (no crossings between L2 halves here)
+    __slots__ = ("number", "sm", "kind", "left", "pieces", "ends", "done", "entries",
+                 "waiters", "cells")
 
-    def __init__(self, number: int, sm: int, issued: float):
+    def __init__(self, number: int, sm: int, kind: str):
         self.number = number
         self.sm = sm
-        self.issued = issued
-        self.parts: dict[int, list] = {}      # partition -> [pieces left, last end, reply flits]
-        self.left = 0                         # partitions not yet done
-        self.last = issued                    # the latest reply out of a partition's port
-        self.reply_flits = 0                  # (all partitions')
-        self.done: float | None = None        # when its data are back at the SM
+        self.kind = kind                      # "load", "store" or "atomic"
+        self.left = 1                         # transactions and earlier accesses still
+                                              # undecided (+1 until it is queued)
+        self.pieces: dict = {}                # transaction key -> reads not yet placed
+        self.ends: dict = {}                  # transaction key -> its data out
+        self.done: float | None = None        # when its data are back (a store: acknowledged)
         self.entries: list = []               # the SM's miss entries it holds
-        self.waiters: list = []               # called once it is decided
+        self.waiters: list = []               # told once it is decided
+        self.cells: list = []                 # far misses' crossings of the link, once booked
+
+
+class Load(Deferred):
+    """A load of a GPU without an L2, its reads queued: one transaction key per
+    partition (its replies leave the partition's port once its last read is placed)."""
+
+    __slots__ = ("issued", "last", "flits", "reply_flits")
+
+    def __init__(self, number: int, sm: int, issued: float):
+        super().__init__(number, sm, "load")
+        self.issued = issued
+        self.last = issued                    # the latest reply out of a partition's port
+        self.flits: dict = {}                 # partition -> its reply flits
+        self.reply_flits = 0                  # (all partitions')
 
 
 class DeferredReads:
-    """Every sub-channel's FR-FCFS queue for one launch, and the loads waiting on them.
+    """Every sub-channel's FR-FCFS queue for one launch, and the accesses waiting on them:
+    the one driver of deferred reads.  It numbers the accesses, queues their
+    transactions' reads, counts each access's undecided transactions and earlier
+    accesses down as the scheduler places them, and once one has none left, has the
+    unit work out its time (:meth:`decide`: a GT200 load's replies here,
+    :class:`~simgpu.mem.deferred_l2.DeferredL2`'s rules with an L2), frees the miss
+    entries it holds and tells its waiters.
 
     ``schedule(t, fn)`` (the engine's) calls ``fn()`` once the simulation's clock is at
     ``t``; it is set before the first load."""
@@ -83,57 +107,59 @@ class DeferredReads:
         self.active: dict[FrFcfsQueue, None] = {}
         self.tick_at = _INF
         self.step = self.lead if self.lead > 0 else 1.0
-        self.placed: list = []                # (end, order, load, partition) of this tick
-        self.count = 0                        # loads so far
-        self.fresh: list[Load] = []           # loads not yet taken by their warp
-        self.drained = 0.0                    # the latest load's data back
+        self.placed: list = []                # (end, order, access, key) of this tick
+        self.count = 0                        # accesses so far
+        self.nodes: dict[int, Deferred] = {}  # number -> an undecided access
+        self.fresh: list[Deferred] = []       # accesses not yet taken by their warp
+        self.drained = 0.0                    # the latest access's data back
         self.decisions = 0                    # ticks that ran (the CPU cost's measure)
-        self.open = 0                         # loads not yet decided
+        self.open = 0                         # accesses not yet decided
         # ``cross(access, crossings)`` (the engine's): far misses' data to book on the
         # link between the L2's halves once decided (simgpu.mem.deferred_l2)
         self.cross = None
-        self.l2 = None                        # the DeferredL2 of a GPU with an L2
+        # the unit that works out a decided access's time: this one (GT200's loads) or
+        # the DeferredL2 of a GPU with an L2
+        self.unit = self
+        # ``freed(sms)`` (the engine's): called after a tick whose decisions gave the
+        # miss entries of these SMs their release times (warps waiting for entries)
+        self.freed = None
+        self.freed_sms: set = set()
 
     # --- booking ---------------------------------------------------------------------
+
+    def new(self, node: Deferred) -> Deferred:
+        """Number ``node`` (made with ``self.count``) and keep it until it is decided."""
+        self.count += 1
+        self.open += 1
+        self.fresh.append(node)
+        self.nodes[node.number] = node
+        return node
 
     def load(self, sm: int, issued: float, by_part: dict, arrivals: dict) -> float:
         """Queue a load's transactions, ``by_part`` {partition: [(bank, row, size,
         address)]}, each partition's arriving at ``arrivals[partition]``; return the
         load's stand-in time."""
-        load = Load(self.count, sm, issued)
-        self.count += 1
-        self.open += 1
-        d = self.dram
-        burst, bps, spread, net = d.burst, d.banks_per_sub, d.amap.lanes > 1, self.net
+        load = self.new(Load(self.count, sm, issued))
+        net = self.net
         for part, txns in by_part.items():
-            queues = self.queues[part]
             arrive = arrivals[part]
-            p = d.parts[part]
             pieces = 0
             flits = 0
-            for b, r, s, a in txns:
-                p.transactions += 1
-                p.bytes += s
-                flits += net.flits(s) if net.modeled else 0
-                if s > burst and spread:      # burst by burst where the map puts each
-                    for k in range(0, s, burst):
-                        _, bk, rk = d.amap.where(a + k)
-                        self._add(queues[bk // bps], arrive, bk % bps, rk, 1, load, part)
-                        pieces += 1
-                else:
-                    self._add(queues[b // bps], arrive, b % bps, r, -(-s // burst), load, part)
-                    pieces += 1
-            load.parts[part] = [pieces, arrive, flits]
+            for txn in txns:
+                flits += net.flits(txn[2]) if net.modeled else 0
+                pieces += self.queue(load, part, part, txn, arrive)
+            load.pieces[part] = pieces
+            load.ends[part] = arrive
+            load.flits[part] = flits
             load.reply_flits += flits
             load.left += 1
-        self.fresh.append(load)
+        self.one_less(load)                   # (queued)
         return DEFERRED + load.number
 
-    def queue(self, node, key, part: int, txn: tuple, arrive: float) -> int:
-        """Queue one transaction ``txn`` (bank, row, size, address) of ``node`` (a
-        :class:`~simgpu.mem.deferred_l2.Pending`) at partition ``part``, arriving at
-        ``arrive``; return how many reads it is (``self.l2.placed(node, key, end)``
-        is told each one's end).  Counted as :meth:`load` counts its transactions."""
+    def queue(self, node: Deferred, key, part: int, txn: tuple, arrive: float) -> int:
+        """Queue one transaction ``txn`` (bank, row, size, address) of ``node`` at
+        partition ``part``, arriving at ``arrive``, its reads placed under ``key``;
+        return how many reads it is (burst by burst where the address map spreads it)."""
         d = self.dram
         b, r, s, a = txn
         p = d.parts[part]
@@ -149,8 +175,8 @@ class DeferredReads:
         return 1
 
     def _add(self, queue: FrFcfsQueue, arrive: float, bank: int, row: int, bursts: int,
-             load: Load, part: int) -> None:
-        queue.add(arrive, bank, row, bursts, (load, part))
+             node: Deferred, key) -> None:
+        queue.add(arrive, bank, row, bursts, (node, key))
         self.active[queue] = None
         at = arrive - self.lead               # (later than the clock: see the module's doc)
         if at + self.step < self.tick_at:     # the next tick would be too late for it
@@ -186,69 +212,105 @@ class DeferredReads:
         # take replies in that order; the queues were advanced one after another)
         placed, self.placed = self.placed, []
         placed.sort()
-        for end, _, load, part in placed:
-            self._out(load, part, end)
+        for end, _, node, key in placed:
+            self._out(node, key, end)
+        if self.freed_sms:
+            sms, self.freed_sms = self.freed_sms, set()
+            if self.freed is not None:
+                self.freed(sms)
         if due != _INF:
             at += self.step
             self._tick_at(due - self.lead if due - self.lead > at else at)
 
     # --- the decisions ---------------------------------------------------------------
 
-    def _placed(self, key, end: float) -> None:
-        """A read of ``key`` = (load, partition) is placed: its data are out at ``end``."""
-        self.placed.append((end, len(self.placed), key[0], key[1]))
+    def _placed(self, read, end: float) -> None:
+        """A read of ``read`` = (access, key) is placed: its data are out at ``end``."""
+        self.placed.append((end, len(self.placed), read[0], read[1]))
 
-    def _out(self, load: Load, part: int, end: float) -> None:
-        """A read of ``load`` at ``part`` has its data out at ``end``."""
-        if load.__class__ is not Load:        # an L2 miss's (simgpu.mem.deferred_l2)
-            self.l2.placed(load, part, end)
+    def _out(self, node: Deferred, key, end: float) -> None:
+        """A read of ``node``'s transaction ``key`` has its data out at ``end``."""
+        if end > node.ends.get(key, 0.0):
+            node.ends[key] = end
+        node.pieces[key] -= 1
+        if node.pieces[key]:
             return
-        entry = load.parts[part]
-        entry[0] -= 1
-        if end > entry[1]:
-            entry[1] = end
-        if entry[0]:
-            return
+        if node.__class__ is Load:            # its replies leave the partition's port
+            self._replies(node, key)
+        self.one_less(node)
+
+    def one_less(self, node: Deferred) -> None:
+        """One of what ``node`` waits for is decided (or it is queued)."""
+        node.left -= 1
+        if not node.left:
+            self._settle(node)
+
+    def _settle(self, node: Deferred) -> None:
+        """Decide ``node`` and tell its waiters, depth first: a later access waiting on it
+        (a Deferred among them, with an L2) is decided as soon as it has nothing else to
+        wait for, and tells its own before the next waiter is told.  An explicit stack,
+        as an access may free a long chain of later ones (a stencil's warps each hit the
+        lines the one before is fetching and fetch the next ones)."""
+        self._decide(node)
+        waiters, node.waiters = node.waiters, []
+        stack = [iter(waiters)]
+        while stack:
+            w = next(stack[-1], None)
+            if w is None:
+                stack.pop()
+            elif isinstance(w, Deferred):
+                w.left -= 1
+                if not w.left:
+                    self._decide(w)
+                    waiters, w.waiters = w.waiters, []
+                    stack.append(iter(waiters))
+            else:
+                w()                           # a warp's event
+
+    def _decide(self, node: Deferred) -> None:
+        """Everything ``node`` waited for is known: its unit works out its times; its
+        miss entries free when its data are back."""
+        done = node.done = self.unit.decide(node)
+        del self.nodes[node.number]
+        self.open -= 1
+        if done > self.drained:
+            self.drained = done
+        if node.entries:                      # the miss entries free when the data are back
+            for e in node.entries:
+                e[0] = done
+            heapify(self.mshr.held[node.sm])
+            self.freed_sms.add(node.sm)
+
+    def _replies(self, load: Load, part: int) -> None:
+        """``load``'s last read at ``part`` is placed: its replies leave the port."""
         net = self.net
-        finish = entry[1]
-        if net.modeled:                       # its replies leave the partition's port
-            finish += net.part_out[part].book(finish, entry[2])
-            net.flits_sent += entry[2]
+        finish = load.ends[part]
+        if net.modeled:
+            finish += net.part_out[part].book(finish, load.flits[part])
+            net.flits_sent += load.flits[part]
         if finish > load.last:
             load.last = finish
-        load.left -= 1
-        if load.left:
-            return
+
+    def decide(self, load: Load) -> float:
+        """A GT200 load's time: its replies back at the SM."""
+        net = self.net
         if net.modeled:
             done = (load.last + net.half_trip
                     + net.sm_in[load.sm // net.per_port].book(load.last, load.reply_flits))
         else:
             done = net.to_sm(load.last)
-        if done < load.issued:
-            done = load.issued
-        load.done = done
-        self.open -= 1
-        if done > self.drained:
-            self.drained = done
-        if load.entries:                      # the miss entries free when the data are back
-            for e in load.entries:
-                e[0] = done
-            heapify(self.mshr.held[load.sm])
-        for fn in load.waiters:
-            fn()
-        load.waiters = []
+        return done if done > load.issued else load.issued
 
     def hold(self, entry: list, stand_in: float) -> None:
         """The SM's miss ``entry`` ([free at, count], :class:`~simgpu.mem.mshr.Mshr`) is
-        held by the load of ``stand_in`` until its data are back."""
-        for load in self.fresh:
-            if DEFERRED + load.number == stand_in:
-                load.entries.append(entry)
-                return
-        raise AssertionError(f"no fresh load for stand-in {stand_in}")   # (a wiring bug)
+        held by the access of ``stand_in`` until its data are back."""
+        node = self.nodes.get(int(stand_in - DEFERRED))
+        if node is None:
+            raise AssertionError(f"no undecided access for stand-in {stand_in}")   # (a wiring bug)
+        node.entries.append(entry)
 
-    def take(self) -> list[Load]:
-        """The loads queued since the last call (the engine's warp keeps them)."""
+    def take(self) -> list[Deferred]:
+        """The accesses queued since the last call (the engine's warp keeps them)."""
         fresh, self.fresh = self.fresh, []
         return fresh
 

@@ -136,7 +136,7 @@ class MemorySystem:
         self.deferred = DeferredReads(self.dram, self.net, self.mshr)
         self.deferred.schedule = schedule
         if self.slices is not None:
-            self.deferred.l2 = self.slices.defer = DeferredL2(self.deferred, self.slices)
+            self.deferred.unit = self.slices.defer = DeferredL2(self.deferred, self.slices)
         return self.deferred
 
     def _hold(self, sm: int, n: int, done: float) -> None:

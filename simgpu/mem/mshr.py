@@ -43,12 +43,33 @@ class Mshr:
 
     def when_free(self, sm: int, n: int) -> float:
         """When ``n`` (at most the limit) entries of ``sm`` are free, as booked so far."""
-        short = n - (self.limit - self.in_use[sm])
-        for until, count in sorted(self.held[sm]):
-            short -= count
-            if short <= 0:
-                return until
-        raise ValueError(f"{n} entries asked of {self.limit}")
+        return self.when_free_each(sm, (n,))[0]
+
+    def when_free_each(self, sm: int, needs) -> list[float]:
+        """:meth:`when_free` of each of ``needs``: the held entries taken earliest first
+        from a copy of the heap (a warp waits for a few of an SM's hundreds)."""
+        heap = self.held[sm][:]
+        free = self.limit - self.in_use[sm]
+        taken: list = []                            # [until, cumulative count], in order
+        out = []
+        for n in needs:
+            short = n - free
+            for until, total in taken:
+                if total >= short:
+                    out.append(until)
+                    break
+            else:
+                total = taken[-1][1] if taken else 0
+                while heap:
+                    until, count = heapq.heappop(heap)
+                    total += count
+                    taken.append((until, total))
+                    if total >= short:
+                        out.append(until)
+                        break
+                else:
+                    raise ValueError(f"{n} entries asked of {self.limit}")
+        return out
 
     def admit(self, sm: int, n: int, t: float) -> tuple[int, float]:
         """The first of ``n`` transactions of one instruction reach the entries at ``t``:

@@ -8,7 +8,9 @@ register's ready time); where it uses the data, the interpreter yields a ``Stall
 until the stand-in, and the warp waits here until the loads it needs are decided, then
 until their data are back.  The scheduler's decisions are simulation events
 (:meth:`DeferredLoads.schedule`), each made when the clock is a half interconnect trip
-ahead of it (no request issued later can reach the partition by then).
+ahead of it (no request issued later can reach the partition by then).  A warp that
+finds its SM's miss entries held by undecided loads is woken by the decisions that give
+them their release times (:meth:`DeferredLoads.entries`, :meth:`DeferredLoads.freed`).
 
 On GPUs with an L2 (:mod:`simgpu.mem.deferred_l2`) a store's acknowledgement and an
 atomic's may wait on an undecided load too: the warp keeps those in its ``acks`` and
@@ -31,9 +33,12 @@ class DeferredLoads:
         self.memory = memory
         self.reads = memory.defer_reads(self.schedule)
         self.reads.cross = self.cross
-        # how long a warp waiting for miss entries held by undecided loads may sleep: an
-        # undecided load's data come back later than two leads from now
+        self.reads.freed = self.freed
+        # an undecided load's data come back later than a step from now (a decision at
+        # clock c is due by c + lead, and its data then cross the interconnect's half
+        # trip): entries free by now + step are free as booked, whatever is decided
         self.step = self.reads.lead if self.reads.lead >= 1.0 else 1.0
+        self.waiting: dict[int, list] = {}    # SM -> warps waiting for its miss entries
 
     def schedule(self, t: float, fn) -> None:
         """Call ``fn()`` once the clock is at ``t``."""
@@ -114,11 +119,46 @@ class DeferredLoads:
         cell[1] = self.memory.cross(crossings)
         cell[2].succeed()
 
-    def poll(self, when: float, at: float) -> float:
-        """When a warp that needs miss entries at ``at`` and finds them free at ``when``
-        (maybe a stand-in) looks again: no later than a step from now (and not before
-        ``at``), so that entries freed by loads decided in between are seen in time."""
-        limit = self.env.now + self.step
-        if limit < at:
-            limit = at
-        return when if when < limit else limit
+    def entries(self, sm: int, need: int, when: float, at: float):
+        """A warp needs ``need`` of SM ``sm``'s miss entries at ``at``, and as booked so
+        far they are free at ``when`` (a stand-in where undecided loads hold some): the
+        event it waits for.  That is ``when`` itself where no decision can free them
+        sooner (by now + step); else the warp is told by the decisions that give the
+        entries their times (:meth:`freed`), and woken at the earliest time known."""
+        env = self.env
+        if when <= env.now + self.step:
+            self.memory.mshr.wait_cycles += (when - at) * need
+            return env.timeout(when - env.now)
+        waiter = [need, at, when, env.event()]
+        self.waiting.setdefault(sm, []).append(waiter)
+        if when < DEFERRED:
+            self._wake_at(sm, waiter, when)
+        return waiter[3]
+
+    def _wake_at(self, sm: int, waiter: list, when: float) -> None:
+        env = self.env
+        env.timeout(when - env.now).callbacks.append(lambda _e: self._wake(sm, waiter, when))
+
+    def _wake(self, sm: int, waiter: list, when: float) -> None:
+        if waiter[2] != when:                 # (an earlier time replaced this one)
+            return
+        self.waiting[sm].remove(waiter)
+        need, at = waiter[0], waiter[1]
+        self.memory.mshr.wait_cycles += (when - at) * need
+        waiter[3].succeed()
+
+    def freed(self, sms) -> None:
+        """Decisions gave miss entries of ``sms`` their release times: each warp waiting
+        for entries of those SMs is woken when its entries now free, if that is sooner."""
+        mshr, now = self.memory.mshr, self.env.now
+        for sm in sms:
+            waiting = self.waiting.get(sm)
+            if not waiting:
+                continue
+            for waiter, t in zip(waiting, mshr.when_free_each(sm, [w[0] for w in waiting])):
+                if t < waiter[2]:
+                    if t < now:               # (free already: entries released in between)
+                        t = now
+                    waiter[2] = t
+                    if t < DEFERRED:
+                        self._wake_at(sm, waiter, t)

@@ -179,7 +179,7 @@ def test_a_long_chain_of_pending_accesses_is_decided_without_recursion():
     overflowed Python's stack on held-out stencil_1d)."""
     from simgpu.mem.deferred_l2 import _L1, Pending
     c = Clocked("fr-fcfs")
-    d = c.reads.l2
+    d = c.reads.unit
     half = c.memory.net.half_trip
     n = 5000
     ends = [float((7 * i) % 1000) for i in range(n)]        # each one's own read, decided
@@ -187,7 +187,7 @@ def test_a_long_chain_of_pending_accesses_is_decided_without_recursion():
     nodes = []
     for i in range(n):
         node = Pending(i, 0, "load", 0)
-        d.nodes[i] = node
+        c.reads.nodes[i] = node
         c.reads.open += 1
         node.ends[(0, 0)] = ends[i]
         node.misses = [(0, 0, [], lines[i], 0, False, 0.0)]
@@ -196,8 +196,8 @@ def test_a_long_chain_of_pending_accesses_is_decided_without_recursion():
             node.after.append((_L1, lines[i - 1], 0, 40.0 + i))
             node.left -= 1                                  # its own read: decided
         nodes.append(node)
-    d._one_less(nodes[0])                                   # the first read's decision
-    assert c.reads.open == 0 and not d.nodes
+    c.reads.one_less(nodes[0])                              # the first read's decision
+    assert c.reads.open == 0 and not c.reads.nodes
     for i, node in enumerate(nodes):
         expected = ends[i] + half
         if i:
