@@ -98,3 +98,16 @@ def test_compact_keeps_two_warps_a_block_with_their_grid_indices_and_zeroes_unus
     a = llp.near_far(sub, list(range(1, llp.SMS, 2)))["b2|cold|0"]
     b = llp.near_far(llp.compact(full), list(range(1, llp.SMS, 2)))["b2|cold|0"]
     assert abs(a["near"][1] - b["near"][1]) < 3 and abs(a["far"][1] - b["far"][1]) < 3
+
+
+def test_sim_side_times_each_load_and_more_blocks_read_faster():
+    import pytest
+    from calibration import loaded_latency_probe_sim as sim
+    one, two = sim.run("b1", 16), sim.run("b2", 17)      # one iteration per thread each
+    assert one["words"] == llp.SMS * 256 and two["words"] == 2 * llp.SMS * 256
+    for r in (one, two):
+        mean, median, p90 = r["lat_ns"]
+        assert 200 < median <= p90 < 2000                 # DRAM loads: hundreds of ns
+    assert two["gbps"] > one["gbps"]
+    with pytest.raises(SystemExit, match="unknown level"):
+        sim.run("b3", 16)
