@@ -179,7 +179,7 @@ WANTED = [
 #: Further counters found by name in the device's list: the NoC/crossbar, the L2's
 #: fabric, fill path and queues, the frame buffer.
 DISCOVER = re.compile(r"^(lts__(xbar|lts2xbar|d_sectors_fill|t_sectors_srcunit_ltcfabric|"
-                      r"\w*(queue|latency|stall|backpressure|credit|fbp))|ltc__|xbar__|gpc__\w*xbar|"
+                      r"\w*(queue|latency|stall|backpressure|credit|fbp))|ltc__|xbar__|gpc__\w*xbar|lrc__\w*xbar|"
                       r"fbpa__|fbp__|dram__(cycles_active|sectors_read))\w*"
                       r"\.(sum|avg\.pct_of_peak_sustained_elapsed)$")
 MAX_METRICS = 60
