@@ -31,10 +31,11 @@ import copy
 import numpy as np
 
 from ..mem.access import MemoryAccess
+from ..mem.coalescer import FlatWarps
 from .interpreter import Counters
 from .scoreboard import FENCE, Stall
 from .timed import SharedBanks, run_timed
-from .trace_record import MEMORY, WAIT, kernel_traits, record_wave
+from .trace_record import MEMORY, WAIT, Wave, kernel_traits
 
 #: Lanes per recorded wave: enough for numpy to amortize its per-call cost, few enough
 #: that a wave's trace (its transactions as Python lists) stays small.
@@ -137,7 +138,9 @@ class Ownership:
 
 class TraceSource:
     """Each block's recorded events, played back as its interpreter generator would
-    yield them; waves recorded on demand, in grid order."""
+    yield them.  Waves start recording as the dispatcher reaches their first block
+    (blocks go out in grid order) and record as far as their blocks' replay asks:
+    a block that finds its queue empty runs its wave's pass to its next event."""
 
     def __init__(self, config, fn, geom, scalars, arrays, schedule, counters, traffic,
                  ownership, wave_lanes: int = TRACE_WAVE_LANES):
@@ -151,32 +154,38 @@ class TraceSource:
         self.keep_sample, traffic.keep_sample = traffic.keep_sample, _no_sample
         self.per_wave = max(1, wave_lanes // geom.threads_per_block)
         self.waves: dict = {}
-        self.recorded = 0                         # waves recorded so far
+        self.started = 0                          # waves started so far
         self.peak_waves = 0
 
-    def _record_next(self):
-        first = self.recorded * self.per_wave
+    def _start_next(self):
+        first = self.started * self.per_wave
         count = min(self.per_wave, self.geom.blocks - first)
-        wave = self.waves[self.recorded] = record_wave(*self.args, first, count)
-        self.recorded += 1
+        wave = self.waves[self.started] = Wave(*self.args, first, count)
+        self.started += 1
         self.peak_waves = max(self.peak_waves, len(self.waves))
         return wave
 
     def record_ahead(self, lanes: int) -> bool:
-        """Record waves before the replay starts until their memory instructions hold
+        """Record before the replay starts until the memory instructions recorded hold
         ``lanes`` lanes; True if that was the whole launch (then a conflict can no
         longer show up once the timing has begun)."""
         held = 0
-        while self.recorded * self.per_wave < self.geom.blocks:
+        wave = None
+        while True:
+            if wave is None or wave.done:
+                if self.started * self.per_wave >= self.geom.blocks:
+                    return True
+                wave = self._start_next()
             if held >= lanes:
                 return False
-            held += self._record_next().lanes
-        return True
+            before = wave.lanes
+            wave.advance()
+            held += wave.lanes - before
 
     def wave(self, block: int):
         i = block // self.per_wave
-        while self.recorded <= i:                 # (blocks are handed out in grid order)
-            self._record_next()
+        while self.started <= i:                  # (blocks are handed out in grid order)
+            self._start_next()
         return self.waves[i]
 
     def block(self, block: int, env):
@@ -185,8 +194,9 @@ class TraceSource:
         wc = Counters()
         return self._replay(wave, block - wave.first, wc, env, self), wc
 
-    def sample(self, it, e_index: int, lo: int):
-        """The sample of memory item ``it`` from this block (its ``lo``-th warp entry)."""
+    def sample(self, it, e_index: int):
+        """The sample of memory item ``it`` from this block (the ``e_index``-th of the
+        item's blocks)."""
         key = (it[3].loc.line, it[1])
         if key in self.traffic.samples:
             return
@@ -207,21 +217,28 @@ class TraceSource:
 
     @staticmethod
     def _replay(wave, b: int, wc: Counters, env, source):
-        items, item, ks, los, his = wave.items, wave.item, wave.k, wave.lo, wave.hi
+        queue = wave.queues[b]
         ready: dict = {}
-        for e in range(wave.starts[b], wave.starts[b + 1]):
-            j = item[e]
-            it = items[j]
-            wc.warp_instructions = ks[e]
+        while True:
+            if not queue:
+                if wave.done:
+                    break
+                wave.advance()                    # (may raise TraceConflict)
+                continue
+            it, j, k, lo, hi, pos = queue.popleft()
+            wc.warp_instructions = k
             tag = it[0]
             if tag == MEMORY:
                 acc = TracedAccess(it[1], it[2], it[3])
+                tx = it[4]
                 if it[2] == "shared":
-                    acc.replays = sum(it[4][los[e]:his[e]])
+                    acc.replays = sum(tx[lo:hi])
+                elif tx.__class__ is FlatWarps:
+                    acc.per_warp = tx.warps(lo, hi)
                 else:
-                    acc.per_warp = it[4][los[e]:his[e]]
+                    acc.per_warp = tx[lo:hi]
                 if len(it) > 5:
-                    source.sample(it, wave.block_pos[e], los[e])
+                    source.sample(it, pos)
                 yield acc
                 ready[j] = acc.ready
             elif tag == WAIT:
