@@ -253,14 +253,28 @@ class Coalescer:
                                         sum(mine), addresses[t_lo:t_hi], mine))
         return out
 
-    def flat_scattered(self, acc: MemoryAccess):
-        """:meth:`per_warp` of an access of several warps of scattered lanes, kept as
-        arrays: (requests, :class:`FlatWarps`), from the same vectorized rules as
-        :meth:`_scattered_per_warp` (the same transactions in the same order, without a
-        Python list per warp); None where per_warp takes another way."""
-        w, address, lane, ws = acc.warp, acc.address, acc.lane, acc.word_size
-        if not (self.cc >= 12 and w.size and w[0] != w[-1] and _looks_scattered(w, address)):
+    def flat(self, acc: MemoryAccess):
+        """:meth:`per_warp` of an access of several warps, kept as arrays: (requests,
+        :class:`FlatWarps`), the same transactions in the same order without a Python
+        list per warp, where the access is of scattered lanes (:meth:`flat_scattered`)
+        or one contiguous run (:meth:`_contiguous`, from the same patterns as
+        per_warp's); None otherwise (per_warp's lists then)."""
+        w = acc.warp
+        if not w.size or w[0] == w[-1]:
             return None
+        if self.cc >= 12 and _looks_scattered(w, acc.address):
+            return self.flat_scattered(acc)
+        b = self._contiguous(acc)
+        if b is None:
+            return None
+        tw = b.txn_warp
+        starts = np.flatnonzero(np.concatenate(([True], tw[1:] != tw[:-1])))
+        return b.requests, FlatWarps(b.txn_address, b.txn_size, np.append(starts, tw.size))
+
+    def flat_scattered(self, acc: MemoryAccess):
+        """:meth:`flat` of an access of several warps of scattered lanes, from the same
+        vectorized rules as :meth:`_scattered_per_warp`; None where they do not apply."""
+        w, address, lane, ws = acc.warp, acc.address, acc.lane, acc.word_size
         key = _valid_key(w, lane, address, ws)
         if key is None:
             return None

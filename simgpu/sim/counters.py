@@ -115,9 +115,9 @@ class TrafficCounter:
         """:meth:`add_timed` for the trace recorder: the same counts, and the same
         transactions, but as a :class:`~simgpu.mem.coalescer.FlatWarps` (arrays, cut per
         warp by its ``warps(lo, hi)``) where the coalescer has them as arrays (several
-        warps of scattered lanes), else add_timed's list."""
+        warps of scattered lanes or of one contiguous run), else add_timed's list."""
         if acc.kind != "atomic":
-            found = self.coalescer.flat_scattered(acc)
+            found = self.coalescer.flat(acc)
             if found is not None:
                 requests, flat = found
                 sizes = flat.sizes
