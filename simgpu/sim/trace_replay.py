@@ -68,63 +68,86 @@ class Ownership:
     through the interpreter's checker hooks (before each store changes the data):
     raises :class:`TraceConflict` where one block reads an element another writes, or
     two blocks write different values to one element (the same value, as a flag set
-    by many, is no conflict: any order leaves it)."""
+    by many, is no conflict: any order leaves it).
 
-    def __init__(self, bindings: dict, stored: set):
+    One table per written array, one code per element (4 bytes where the grid's
+    blocks allow): ``-1`` untouched; ``3b``, ``3b + 1``, ``3b + 2``: read, written, read
+    and written by block ``b`` only; ``READ_BY_SEVERAL``; ``WRITTEN_BY_SEVERAL`` (the
+    same value, and read by none).  No other state can be reached without a conflict."""
+
+    READ_BY_SEVERAL, WRITTEN_BY_SEVERAL = -2, -3
+
+    def __init__(self, bindings: dict, stored: set, blocks: int = 0):
         self.bases = {bindings[n].base for n in stored
                       if n in bindings and bindings[n].space == "global"}
+        self.dtype = np.int32 if 3 * blocks + 3 < 2**31 else np.int64
         self.state: dict = {}
+        self._blk = (None, None, None)
 
-    def _state(self, b):
-        st = self.state.get(b.base)
-        if st is None:       # (-1: none yet; a block; -2: several blocks)
-            st = self.state[b.base] = (np.full(b.size, -1, np.int32), np.full(b.size, -1, np.int32))
-        return st
+    def _table(self, b):
+        t = self.state.get(b.base)
+        if t is None:
+            t = self.state[b.base] = np.full(b.size, -1, self.dtype)
+        return t
+
+    def _blocks3(self, ex, idx):
+        """3 x the block of each lane of ``idx`` (kept for the next call on the same lanes)."""
+        if self._blk[0] is not idx or self._blk[1] is not ex:
+            self._blk = (idx, ex, ex.group.block_lin[idx] * 3)
+        return self._blk[2]
 
     @staticmethod
-    def _mark(table, pos, blk):
-        """Record that blocks ``blk`` touch ``pos``; returns each lane's entry now."""
-        o = table[pos]
-        fresh = o == -1
-        if fresh.any():
-            table[pos[fresh]] = blk[fresh]
-            o = table[pos]
-        other = o != blk
-        if other.any():
-            table[pos[other]] = -2
-            o = table[pos]
-        return o
+    def _settle(table, pos, new, several):
+        """Write each lane's new code; an element that lanes of two blocks touched in this
+        one instruction (their codes differ) is touched by several."""
+        table[pos] = new
+        if pos.size > 1:
+            mixed = table[pos] != new
+            if mixed.any():
+                table[pos[mixed]] = several
 
     def load(self, ex, e, b, idx, pos):
         if b.space != "global" or b.base not in self.bases:
             return
-        readers, writers = self._state(b)
-        blk = ex.group.block_lin[idx].astype(np.int32)
-        self._mark(readers, pos, blk)
-        w = writers[pos]
-        if ((w != -1) & (w != blk)).any():
+        table = self._table(b)
+        blk3 = self._blocks3(ex, idx)
+        t = table[pos]
+        if (t == -1).all():                       # (the usual case: first touch)
+            self._settle(table, pos, blk3, self.READ_BY_SEVERAL)
+            return
+        own = (t >= blk3) & (t < blk3 + 3)
+        if ((t == self.WRITTEN_BY_SEVERAL) | ((t >= 0) & ~own & (t % 3 != 0))).any():
             raise TraceConflict(f"a block reads elements of '{b.name}' that another writes")
+        new = np.where(t == -1, blk3, np.where(own, np.where(t == blk3 + 1, blk3 + 2, t),
+                                               self.READ_BY_SEVERAL))
+        self._settle(table, pos, new, self.READ_BY_SEVERAL)
 
     def store(self, ex, s, b, idx, pos, value):
         if b.space != "global" or b.base not in self.bases:
             return
-        readers, writers = self._state(b)
-        blk = ex.group.block_lin[idx].astype(np.int32)
-        r = readers[pos]
-        if ((r != -1) & (r != blk)).any():
-            raise TraceConflict(f"a block writes elements of '{b.name}' that another reads")
-        w = writers[pos]
+        table = self._table(b)
+        blk3 = self._blocks3(ex, idx)
+        t = table[pos]
         value = np.broadcast_to(value, pos.shape)
-        other = (w != -1) & (w != blk)
-        if other.any() and (b.data[pos[other]] != value[other]).any():
-            raise TraceConflict(f"blocks write different values to elements of '{b.name}'")
+        if (t == -1).all():                       # (the usual case: first touch)
+            new = blk3 + 1
+        else:
+            own = (t >= blk3) & (t < blk3 + 3)
+            foreign = (t >= 0) & ~own
+            if ((t == self.READ_BY_SEVERAL) | (foreign & (t % 3 != 1))).any():
+                raise TraceConflict(f"a block writes elements of '{b.name}' that another reads")
+            other = (t == self.WRITTEN_BY_SEVERAL) | foreign
+            if other.any() and (b.data[pos[other]] != value[other]).any():
+                raise TraceConflict(f"blocks write different values to elements of '{b.name}'")
+            new = np.where(t == -1, blk3 + 1, np.where(own, np.where(t == blk3, blk3 + 2, t),
+                                                       self.WRITTEN_BY_SEVERAL))
         if pos.size > 1:             # lanes of two blocks on one element in this store
             order = np.argsort(pos, kind="stable")
-            p, v, k = pos[order], value[order], blk[order]
+            p, v, k = pos[order], value[order], blk3[order]
             same = (p[1:] == p[:-1]) & (k[1:] != k[:-1])
             if same.any() and (v[1:][same] != v[:-1][same]).any():
                 raise TraceConflict(f"blocks write different values to elements of '{b.name}'")
-        self._mark(writers, pos, blk)
+        self._settle(table, pos, new, self.WRITTEN_BY_SEVERAL)
 
     def atomic(self, ex, e, b, idx, pos):     # pragma: no cover - atomics are refused first
         raise TraceConflict("atomics are not replayed")
@@ -277,7 +300,7 @@ def run_trace_block(device, fn, geom, scalars, bindings, sched, checks, counters
     refusal = static_refusal(device, fn, sched, checks)
     if refusal is None:
         _, stored = kernel_traits(fn)
-        ownership = Ownership(bindings, stored)
+        ownership = Ownership(bindings, stored, geom.blocks)
         saved = {b.base: (b, b.data.copy()) for b in bindings.values() if b.base in ownership.bases}
         source = TraceSource(config, fn, geom, scalars, bindings, sched, counters, traffic,
                              ownership)
