@@ -164,6 +164,7 @@ class Wave:
         self.done = False                 # the pass has ended (then ``final`` is set)
         self.final: list = []             # each block's instructions at its end
         self.left = count                 # blocks not yet finished (then freed)
+        self._sampled: dict = {}          # (line, kind) -> blocks given its sample's data
         self.ex = RecordingExecutor(LaneGroup.blocks(geom, first, count), schedule, counters,
                                     self)
         self._run = self.ex.run(fn, scalars, {**arrays, **shared_bindings(fn, count)})
@@ -226,10 +227,19 @@ class Wave:
             item = (MEMORY, acc.kind, acc.space, acc.node, per_warp)
         else:
             item = (MEMORY, acc.kind, acc.space, acc.node, self.traffic.add_traced(acc))
-            if (acc.node.loc.line, acc.kind) not in self.traffic.samples:
+            key = (acc.node.loc.line, acc.kind)
+            if key not in self.traffic.samples:
                 # the teaching view's sample is the first warp to issue the instruction
-                # in simulated time: each block's first warp, for the replay to pick
-                item += (self._first_warps(acc, w[starts][cuts]), acc.array, acc.word_size)
+                # in simulated time: each block's first warp, for the replay to pick, in
+                # the first item of the instruction of each block (the replay has taken
+                # the sample by a block's later ones)
+                covered = self._sampled.get(key)
+                if covered is None:
+                    covered = self._sampled[key] = np.zeros(self.count, dtype=bool)
+                if not covered[blocks].all():
+                    covered[blocks] = True
+                    item += (self._first_warps(acc, w[starts][cuts]), acc.array,
+                             acc.word_size)
         j = self._add(item, blocks, lo, hi)
         mask = np.zeros(self.count, dtype=bool)
         mask[blocks] = True
