@@ -74,24 +74,42 @@ class RecordingExecutor(Executor):
         self.clock = True                   # syncthreads() yields FENCE, as a timed block's
         self.sync_idx = None
         self._rows_of = (None, None)
+        self._all = None                    # _per_block of every lane of the wave
 
-    def warps_per_block(self, idx) -> np.ndarray:
-        """How many warps of each block of the wave have lanes in ``idx``."""
-        if self._rows_of[0] is not idx:
-            g = self.group
+    def _per_block(self, idx):
+        """(how many warps of each block of the wave have lanes in ``idx``, their sum);
+        one-entry cache (a statement's parts share ``idx``), and the whole wave's once."""
+        if self._rows_of[0] is idx:
+            return self._rows_of[1]
+        g = self.group
+        if idx.size == g.n and self._all is not None:
+            found = self._all
+        else:
             w = g.warp[idx]
             first = np.empty(w.size, dtype=bool)
             if w.size:
                 first[0] = True
                 np.not_equal(w[1:], w[:-1], out=first[1:])
             counts = np.bincount(g.block_row[idx[first]], minlength=g.shared_rows)
-            self._rows_of = (idx, counts)
-        return self._rows_of[1]
+            found = (counts, int(counts.sum()))
+            if idx.size == g.n:
+                self._all = found
+        self._rows_of = (idx, found)
+        return found
+
+    def warps_per_block(self, idx) -> np.ndarray:
+        return self._per_block(idx)[0]
+
+    def warps(self, idx) -> int:
+        return self._per_block(idx)[1]
 
     def issue(self, idx, node):
-        super().issue(idx, node)
         if idx.size:
-            self.wave.issued += self.warps_per_block(idx)
+            counts, total = self._per_block(idx)
+            c = self.counters
+            c.warp_instructions += total
+            c.thread_instructions += idx.size
+            self.wave.issued += counts
 
     def present(self, idx) -> np.ndarray:
         return self.warps_per_block(idx) > 0
