@@ -13,7 +13,10 @@ block, what its own generator would have produced:
 * the block's warp instructions so far, at every event (a statement's warps per
   block, from the lanes that run it);
 * each memory instruction, with the transactions of the block's warps, cut out of
-  the coalescer's answer for the wave (the counters count the wave once);
+  the coalescer's answer for the wave (the counters count the wave once); where the
+  coalescer has them as arrays (:class:`~simgpu.mem.coalescer.FlatWarps`: scattered
+  lanes, contiguous runs) they stay so, and become the per-warp lists that the
+  memory pipeline takes only when a block replays them;
 * each wait point of the scoreboard, as the *loads* whose data it needs, not as a
   time: whether it stalls depends on when the data are back, which only the timing
   pass knows.  A pending value is a set of loads with, for each, the blocks it is

@@ -5,8 +5,13 @@ and records, per block, the events that ``timed-block``'s block process takes fr
 its interpreter generator.  :class:`TraceSource` plays them back in its place: the
 same SMs, miss entries, memory system and scoreboard arithmetic time them
 (:func:`simgpu.sim.timed.run_timed` with ``trace=``), so the cycles and the report
-are ``timed-block``'s.  Waves are recorded as the dispatcher reaches their first
-block (blocks go out in grid order) and freed when their last block ends.
+are ``timed-block``'s.  A wave's pass starts as the dispatcher reaches its first
+block (blocks go out in grid order) and goes on as far as its blocks' replay asks:
+a block that has replayed all it recorded runs the pass to its next event.  What is
+held is what the fastest block has recorded ahead of the slowest (plus the
+``RECORD_AHEAD_LANES`` recorded before the timing starts), not a wave's whole run: a
+list-ranking walk of 64M nodes is one wave of 14 blocks (random splitters,
+sim:gtx260) and would otherwise hold all its transactions.
 
 Only launches whose results cannot depend on the order in which blocks run are
 replayed, because the functional pass runs them in another order than the timed one:
@@ -38,13 +43,15 @@ from .timed import SharedBanks, run_timed
 from .trace_record import MEMORY, WAIT, Wave, kernel_traits
 
 #: Lanes per recorded wave: enough for numpy to amortize its per-call cost, few enough
-#: that a wave's trace (its transactions as Python lists) stays small.
+#: that a wave's live lane arrays stay small.
 TRACE_WAVE_LANES = 1 << 14
 
 #: A launch whose trace holds at most this many lanes of memory instructions is
 #: recorded whole before its timing starts: an order conflict then shows up before
 #: the device's caches have changed, and they need no copy to come back to (a warm
-#: H100 L2 takes seconds to copy).  About 50 bytes a lane.
+#: H100 L2 takes seconds to copy).  The list-ranking walk's trace holds about 28
+#: bytes a lane (9 for RS5's; tracemalloc, 2^19 nodes, sim:gtx260, 2026-11-26), so
+#: some 110 MiB at most.
 RECORD_AHEAD_LANES = 1 << 22
 
 
