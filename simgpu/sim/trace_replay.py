@@ -77,8 +77,8 @@ class Ownership:
     two blocks write different values to one element (the same value, as a flag set
     by many, is no conflict: any order leaves it).
 
-    One table per written array, one code per element (4 bytes where the grid's
-    blocks allow): ``-1`` untouched; ``3b``, ``3b + 1``, ``3b + 2``: read, written, read
+    One table per written array, one code per element (1 byte for up to 41 blocks, as
+    the list-ranking walk's 14; 2 up to 10,921; else 4 or 8): ``-1`` untouched; ``3b``, ``3b + 1``, ``3b + 2``: read, written, read
     and written by block ``b`` only; ``READ_BY_SEVERAL``; ``WRITTEN_BY_SEVERAL`` (the
     same value, and read by none).  No other state can be reached without a conflict."""
 
@@ -87,7 +87,8 @@ class Ownership:
     def __init__(self, bindings: dict, stored: set, blocks: int = 0):
         self.bases = {bindings[n].base for n in stored
                       if n in bindings and bindings[n].space == "global"}
-        self.dtype = np.int32 if 3 * blocks + 3 < 2**31 else np.int64
+        self.dtype = next(t for t in (np.int8, np.int16, np.int32, np.int64)
+                          if 3 * blocks + 3 <= np.iinfo(t).max)
         self.state: dict = {}
         self._blk = (None, None, None)
 

@@ -46,11 +46,12 @@ instruction = st.tuples(
 
 @settings(max_examples=300, deadline=None)
 @given(program=st.lists(instruction, min_size=1, max_size=12),
-       table_blocks=st.sampled_from([4, 1 << 30]))
+       table_blocks=st.sampled_from([4, 100, 1 << 20, 1 << 30]))
 def test_ownership_raises_where_the_model_does(program, table_blocks):
     arr = SimpleNamespace(base=1, name="a", space="global", size=SIZE,
                           data=np.zeros(SIZE, np.int64))
-    own = Ownership({"a": arr}, {"a"}, table_blocks)      # (2^30 blocks: int64 codes)
+    own = Ownership({"a": arr}, {"a"}, table_blocks)      # (int8, int16, int32, int64 codes)
+    assert own.dtype().itemsize == {4: 1, 100: 2, 1 << 20: 4, 1 << 30: 8}[table_blocks]
     readers = [set() for _ in range(SIZE)]
     writers = [set() for _ in range(SIZE)]
     for op, lanes in program:
