@@ -230,7 +230,8 @@ class Wave:
         need &= present
         blocks = np.flatnonzero(need)
         if blocks.size:
-            self._add((WAIT, list(deps.items())), blocks)
+            # (each mask as a list: the replay reads one entry per block and dependence)
+            self._add((WAIT, [(j, m.tolist()) for j, m in deps.items()]), blocks)
         return need
 
     def memory(self, acc):
