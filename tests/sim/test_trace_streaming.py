@@ -62,3 +62,8 @@ def test_what_is_held_is_bounded_not_the_whole_run(nothing_ahead, monkeypatch):
     # every turn: a load, a wait for it, a store, for each of the 4 blocks
     assert held["items"] >= 3 * 200
     assert held["max"] <= 4 * 3 * 10, held
+
+
+def test_random_shapes_identical_when_recorded_during_the_timing(nothing_ahead):
+    from tests.sim.test_trace_engine import test_random_inputs_and_shapes_identical
+    test_random_inputs_and_shapes_identical()      # (its hypothesis settings, nothing ahead)
