@@ -287,8 +287,8 @@ class Coalescer:
             sorted_keys, bits = found
             if sorted_keys.size < w.size:          # lanes shared sectors: each warp's count
                 warp_of = sorted_keys >> bits
-                cuts = np.append(np.flatnonzero(np.concatenate(([True], warp_of[1:] != warp_of[:-1]))),
-                                 sorted_keys.size)
+                new_warp = np.concatenate(([True], warp_of[1:] != warp_of[:-1]))
+                cuts = np.append(np.flatnonzero(new_warp), sorted_keys.size)
             addresses = (sorted_keys & ((1 << bits) - 1)) << 5
             return starts.size, FlatWarps(addresses, None, cuts)
         found = _segment_transactions(key, address, ws)

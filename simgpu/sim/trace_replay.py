@@ -78,9 +78,10 @@ class Ownership:
     by many, is no conflict: any order leaves it).
 
     One table per written array, one code per element (1 byte for up to 41 blocks, as
-    the list-ranking walk's 14; 2 up to 10,921; else 4 or 8): ``-1`` untouched; ``3b``, ``3b + 1``, ``3b + 2``: read, written, read
-    and written by block ``b`` only; ``READ_BY_SEVERAL``; ``WRITTEN_BY_SEVERAL`` (the
-    same value, and read by none).  No other state can be reached without a conflict."""
+    the list-ranking walk's 14; 2 up to 10,921; else 4 or 8): ``-1`` untouched;
+    ``3b``, ``3b + 1``, ``3b + 2``: read, written, read and written by block ``b``
+    only; ``READ_BY_SEVERAL``; ``WRITTEN_BY_SEVERAL`` (the same value, and read by
+    none).  No other state can be reached without a conflict."""
 
     READ_BY_SEVERAL, WRITTEN_BY_SEVERAL = -2, -3
 
