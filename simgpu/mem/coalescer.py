@@ -28,7 +28,7 @@ from .coalesce import (_QUARTER_TABLES, Batch, _freeze, coalesce_batch, parse_ar
                        warp_transactions)
 from .warp_coalesce import HALF_WARP, SECTOR_BYTES
 
-__all__ = ["Coalescer", "WarpTransactions"]
+__all__ = ["Coalescer", "FlatWarps", "WarpTransactions"]
 
 #: Accesses of fewer lanes go to the pattern cache directly: the vectorized rules cost
 #: about 15 us whatever the lanes (some 25 numpy calls); 8 random lanes over 8 warps
@@ -137,6 +137,28 @@ class WarpTransactions:
         self.requests, self.bytes, self.addresses, self.sizes = requests, moved, addresses, sizes
 
 
+class FlatWarps:
+    """The transactions of many warps as arrays (the trace recorder keeps these: 8-10
+    bytes a transaction, not a Python int in a list): warp i's are
+    ``addresses[cuts[i]:cuts[i + 1]]``, each of ``sizes`` bytes (None: all 32)."""
+
+    __slots__ = ("addresses", "sizes", "cuts")
+
+    def __init__(self, addresses: np.ndarray, sizes, cuts: np.ndarray):
+        self.addresses, self.sizes, self.cuts = addresses, sizes, cuts
+
+    def warps(self, lo: int, hi: int) -> list:
+        """Warps ``lo .. hi - 1`` as :meth:`Coalescer.per_warp`'s callers get them: one
+        ``(addresses, sizes)`` pair of int lists per warp."""
+        cuts = self.cuts[lo:hi + 1].tolist()
+        t0 = cuts[0]
+        a = self.addresses[t0:cuts[-1]].tolist()
+        if self.sizes is None:
+            return [(a[c - t0:d - t0], [SECTOR_BYTES] * (d - c)) for c, d in zip(cuts, cuts[1:])]
+        s = self.sizes[t0:cuts[-1]].tolist()
+        return [(a[c - t0:d - t0], s[c - t0:d - t0]) for c, d in zip(cuts, cuts[1:])]
+
+
 class Coalescer:
     """One architecture's coalescing, with its pattern cache."""
 
@@ -230,6 +252,54 @@ class Coalescer:
             out.append(WarpTransactions((lanes[lo] < HALF_WARP) + (lanes[hi - 1] >= HALF_WARP),
                                         sum(mine), addresses[t_lo:t_hi], mine))
         return out
+
+    def flat(self, acc: MemoryAccess):
+        """:meth:`per_warp` of an access of several warps, kept as arrays: (requests,
+        :class:`FlatWarps`), the same transactions in the same order without a Python
+        list per warp, where the access is of scattered lanes (:meth:`flat_scattered`)
+        or one contiguous run (:meth:`_contiguous`, from the same patterns as
+        per_warp's); None otherwise (per_warp's lists then)."""
+        w = acc.warp
+        if not w.size or w[0] == w[-1]:
+            return None
+        if self.cc >= 12 and _looks_scattered(w, acc.address):
+            return self.flat_scattered(acc)
+        b = self._contiguous(acc)
+        if b is None:
+            return None
+        tw = b.txn_warp
+        starts = np.flatnonzero(np.concatenate(([True], tw[1:] != tw[:-1])))
+        return b.requests, FlatWarps(b.txn_address, b.txn_size, np.append(starts, tw.size))
+
+    def flat_scattered(self, acc: MemoryAccess):
+        """:meth:`flat` of an access of several warps of scattered lanes, from the same
+        vectorized rules as :meth:`_scattered_per_warp`; None where they do not apply."""
+        w, address, lane, ws = acc.warp, acc.address, acc.lane, acc.word_size
+        key = _valid_key(w, lane, address, ws)
+        if key is None:
+            return None
+        starts = np.flatnonzero(np.concatenate(([True], w[1:] != w[:-1])))
+        cuts = np.append(starts, w.size)
+        if self.cc >= 20:
+            found = _sector_keys(key, address)
+            if found is None:
+                return None
+            sorted_keys, bits = found
+            if sorted_keys.size < w.size:          # lanes shared sectors: each warp's count
+                warp_of = sorted_keys >> bits
+                new_warp = np.concatenate(([True], warp_of[1:] != warp_of[:-1]))
+                cuts = np.append(np.flatnonzero(new_warp), sorted_keys.size)
+            addresses = (sorted_keys & ((1 << bits) - 1)) << 5
+            return starts.size, FlatWarps(addresses, None, cuts)
+        found = _segment_transactions(key, address, ws)
+        if found is None:
+            return None
+        first, addresses, sizes = found
+        requests = int(np.count_nonzero(lane[starts] < HALF_WARP)
+                       + np.count_nonzero(lane[cuts[1:] - 1] >= HALF_WARP))
+        if first is None:                          # one 32-byte transaction per lane
+            return requests, FlatWarps(addresses, None, cuts)
+        return requests, FlatWarps(addresses, sizes, np.searchsorted(first, cuts))
 
     def _absolute(self, warp, lane, address, ws) -> WarpTransactions:
         base = int(address[0]) & ~511

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..mem.access import MemoryAccess
 from ..mem.coalescer import Coalescer
+from ..mem.warp_coalesce import SECTOR_BYTES
 from ..report import AccessCounts
 
 
@@ -109,6 +110,22 @@ class TrafficCounter:
         self._count(acc, len(warps), sum(w.requests for w in warps),
                     sum(len(w.sizes) for w in warps), sum(w.bytes for w in warps))
         return [(w.addresses, w.sizes) for w in warps]
+
+    def add_traced(self, acc: MemoryAccess):
+        """:meth:`add_timed` for the trace recorder: the same counts, and the same
+        transactions, but as a :class:`~simgpu.mem.coalescer.FlatWarps` (arrays, cut per
+        warp by its ``warps(lo, hi)``) where the coalescer has them as arrays (several
+        warps of scattered lanes or of one contiguous run), else add_timed's list."""
+        if acc.kind != "atomic":
+            found = self.coalescer.flat(acc)
+            if found is not None:
+                requests, flat = found
+                sizes = flat.sizes
+                n = flat.addresses.size
+                moved = SECTOR_BYTES * n if sizes is None else int(sizes.sum())
+                self._count(acc, flat.cuts.size - 1, requests, n, moved)
+                return flat
+        return self.add_timed(acc)
 
     # --- atomics: what the compiler and the hardware make of the lanes ----------------
 

@@ -13,7 +13,10 @@ block, what its own generator would have produced:
 * the block's warp instructions so far, at every event (a statement's warps per
   block, from the lanes that run it);
 * each memory instruction, with the transactions of the block's warps, cut out of
-  the coalescer's answer for the wave (the counters count the wave once);
+  the coalescer's answer for the wave (the counters count the wave once); where the
+  coalescer has them as arrays (:class:`~simgpu.mem.coalescer.FlatWarps`: scattered
+  lanes, contiguous runs) they stay so, and become the per-warp lists that the
+  memory pipeline takes only when a block replays them;
 * each wait point of the scoreboard, as the *loads* whose data it needs, not as a
   time: whether it stalls depends on when the data are back, which only the timing
   pass knows.  A pending value is a set of loads with, for each, the blocks it is
@@ -25,6 +28,8 @@ The interpreter's scoreboard also forgets values that are back by the time it st
 forgotten value was back at or before a time the warp has already waited for.
 """
 from __future__ import annotations
+
+from collections import deque
 
 import numpy as np
 
@@ -72,24 +77,42 @@ class RecordingExecutor(Executor):
         self.clock = True                   # syncthreads() yields FENCE, as a timed block's
         self.sync_idx = None
         self._rows_of = (None, None)
+        self._all = None                    # _per_block of every lane of the wave
 
-    def warps_per_block(self, idx) -> np.ndarray:
-        """How many warps of each block of the wave have lanes in ``idx``."""
-        if self._rows_of[0] is not idx:
-            g = self.group
+    def _per_block(self, idx):
+        """(how many warps of each block of the wave have lanes in ``idx``, their sum);
+        one-entry cache (a statement's parts share ``idx``), and the whole wave's once."""
+        if self._rows_of[0] is idx:
+            return self._rows_of[1]
+        g = self.group
+        if idx.size == g.n and self._all is not None:
+            found = self._all
+        else:
             w = g.warp[idx]
             first = np.empty(w.size, dtype=bool)
             if w.size:
                 first[0] = True
                 np.not_equal(w[1:], w[:-1], out=first[1:])
             counts = np.bincount(g.block_row[idx[first]], minlength=g.shared_rows)
-            self._rows_of = (idx, counts)
-        return self._rows_of[1]
+            found = (counts, int(counts.sum()))
+            if idx.size == g.n:
+                self._all = found
+        self._rows_of = (idx, found)
+        return found
+
+    def warps_per_block(self, idx) -> np.ndarray:
+        return self._per_block(idx)[0]
+
+    def warps(self, idx) -> int:
+        return self._per_block(idx)[1]
 
     def issue(self, idx, node):
-        super().issue(idx, node)
         if idx.size:
-            self.wave.issued += self.warps_per_block(idx)
+            counts, total = self._per_block(idx)
+            c = self.counters
+            c.warp_instructions += total
+            c.thread_instructions += idx.size
+            self.wave.issued += counts
 
     def present(self, idx) -> np.ndarray:
         return self.warps_per_block(idx) > 0
@@ -143,21 +166,57 @@ class RecordingExecutor(Executor):
 
 
 class Wave:
-    """What the blocks ``first .. first + count - 1`` do, recorded per block."""
+    """What the blocks ``first .. first + count - 1`` do, recorded per block as the
+    lockstep pass gets there: :meth:`advance` runs the pass to its next memory
+    instruction or fence and appends it to the queues of the blocks it is in, where
+    the replay takes it (and drops it: an item lives while a block has yet to replay
+    it, so the trace held is what the fastest block has recorded ahead of the slowest,
+    not the wave's whole run)."""
 
-    def __init__(self, geom, first: int, count: int, traffic, banks, ownership):
+    def __init__(self, fn, geom, scalars, arrays, schedule, counters, traffic, banks,
+                 ownership, first: int, count: int):
         self.first, self.count = first, count
         self.wpb = geom.warps_per_block
         self.traffic, self.banks, self.ownership = traffic, banks, ownership
         self.issued = np.zeros(count, dtype=np.int64)   # warp instructions per block so far
-        self.items: list = []
-        self.lanes = 0                    # lanes of its memory instructions: its size
-        self._entries: list = []          # (blocks, item, instructions, lo, hi) per item
+        self.queues = [deque() for _ in range(count)]     # per block: its entries to replay
+        self.items = 0                    # ids of the wave's items so far
+        self.lanes = 0                    # lanes of its memory instructions so far
+        self.done = False                 # the pass has ended (then ``final`` is set)
+        self.final: list = []             # each block's instructions at its end
+        self.left = count                 # blocks not yet finished (then freed)
+        self._sampled: dict = {}          # (line, kind) -> blocks given its sample's data
+        self.ex = RecordingExecutor(LaneGroup.blocks(geom, first, count), schedule, counters,
+                                    self)
+        self._run = self.ex.run(fn, scalars, {**arrays, **shared_bindings(fn, count)})
+
+    def advance(self):
+        """Run the pass to its next event (a memory instruction, a fence, the end)."""
+        try:
+            event = next(self._run)
+        except StopIteration:
+            self.done, self.final = True, self.issued.tolist()
+            self.ex = self._run = None
+            return
+        if event is FENCE:
+            self._add((FENCE_ITEM,), np.flatnonzero(self.ex.present(self.ex.sync_idx)))
+        else:
+            event.__dict__["ready"] = self.memory(event)
 
     def _add(self, item, blocks, lo=None, hi=None):
-        j = len(self.items)
-        self.items.append(item)
-        self._entries.append((blocks, j, self.issued[blocks], lo, hi))
+        """Append ``item`` to the queues of ``blocks``: (item, its id, the block's warp
+        instructions before it, its warps lo:hi in the item, its place among the item's
+        blocks)."""
+        j = self.items
+        self.items += 1
+        queues = self.queues
+        ks = self.issued[blocks].tolist()
+        if lo is None:
+            for pos, b in enumerate(blocks.tolist()):
+                queues[b].append((item, j, ks[pos], 0, 0, pos))
+        else:
+            for pos, (b, l, h) in enumerate(zip(blocks.tolist(), lo.tolist(), hi.tolist())):
+                queues[b].append((item, j, ks[pos], l, h, pos))
         return j
 
     def wait(self, deps, present):
@@ -171,13 +230,11 @@ class Wave:
         need &= present
         blocks = np.flatnonzero(need)
         if blocks.size:
-            self._add((WAIT, list(deps.items())), blocks)
+            # (each mask as a list: the replay reads one entry per block and dependence)
+            self._add((WAIT, [(j, m.tolist()) for j, m in deps.items()]), blocks)
         return need
 
-    def fence(self, idx, ex: RecordingExecutor):
-        self._add((FENCE_ITEM,), np.flatnonzero(ex.present(idx)))
-
-    def memory(self, acc, ex: RecordingExecutor):
+    def memory(self, acc):
         """Count the wave's access once and cut it per block; returns its pending value."""
         w = acc.warp
         self.lanes += w.size
@@ -191,11 +248,20 @@ class Wave:
             per_warp = self.banks.replays_per_warp(acc)      # bank-conflict replays
             item = (MEMORY, acc.kind, acc.space, acc.node, per_warp)
         else:
-            item = (MEMORY, acc.kind, acc.space, acc.node, self.traffic.add_timed(acc))
-            if (acc.node.loc.line, acc.kind) not in self.traffic.samples:
+            item = (MEMORY, acc.kind, acc.space, acc.node, self.traffic.add_traced(acc))
+            key = (acc.node.loc.line, acc.kind)
+            if key not in self.traffic.samples:
                 # the teaching view's sample is the first warp to issue the instruction
-                # in simulated time: each block's first warp, for the replay to pick
-                item += (self._first_warps(acc, w[starts][cuts]), acc.array, acc.word_size)
+                # in simulated time: each block's first warp, for the replay to pick, in
+                # the first item of the instruction of each block (the replay has taken
+                # the sample by a block's later ones)
+                covered = self._sampled.get(key)
+                if covered is None:
+                    covered = self._sampled[key] = np.zeros(self.count, dtype=bool)
+                if not covered[blocks].all():
+                    covered[blocks] = True
+                    item += (self._first_warps(acc, w[starts][cuts]), acc.array,
+                             acc.word_size)
         j = self._add(item, blocks, lo, hi)
         mask = np.zeros(self.count, dtype=bool)
         mask[blocks] = True
@@ -209,47 +275,6 @@ class Wave:
         keep = acc.warp == first_warp[np.searchsorted(blocks, row)]
         offsets = np.searchsorted(row[keep], blocks).tolist() + [int(keep.sum())]
         return first_warp.tolist(), offsets, acc.lane[keep], acc.address[keep]
-
-    def finish(self):
-        """Each block's entries in order: ``starts[b]:starts[b+1]`` of the flat lists."""
-        n = sum(e[0].size for e in self._entries)
-        blocks = np.empty(n, np.int64)
-        pos = np.empty(n, np.int64)              # the block's place among the item's
-        item = np.empty(n, np.int64)
-        k = np.empty(n, np.int64)
-        lo = np.zeros(n, np.int64)
-        hi = np.zeros(n, np.int64)
-        at = 0
-        for b, j, kk, l, h in self._entries:
-            end = at + b.size
-            blocks[at:end], item[at:end], k[at:end] = b, j, kk
-            pos[at:end] = np.arange(b.size)
-            if l is not None:
-                lo[at:end], hi[at:end] = l, h
-            at = end
-        self._entries = None
-        order = np.argsort(blocks, kind="stable")
-        self.starts = np.searchsorted(blocks[order], np.arange(self.count + 1)).tolist()
-        self.item, self.k = item[order].tolist(), k[order].tolist()
-        self.lo, self.hi = lo[order].tolist(), hi[order].tolist()
-        self.block_pos = pos[order].tolist()
-        self.final = self.issued.tolist()         # each block's instructions at its end
-        self.left = self.count                    # blocks not yet finished (then freed)
-
-
-def record_wave(fn, geom, scalars, arrays, schedule, counters, traffic, banks, ownership,
-                first: int, count: int) -> Wave:
-    """Run blocks ``first .. first + count - 1`` as one lane group and record them."""
-    wave = Wave(geom, first, count, traffic, banks, ownership)
-    group = LaneGroup.blocks(geom, first, count)
-    ex = RecordingExecutor(group, schedule, counters, wave)
-    for event in ex.run(fn, scalars, {**arrays, **shared_bindings(fn, count)}):
-        if event is FENCE:
-            wave.fence(ex.sync_idx, ex)
-        else:
-            event.__dict__["ready"] = wave.memory(event, ex)
-    wave.finish()
-    return wave
 
 
 def kernel_traits(fn: ir.Function) -> tuple[bool, set]:

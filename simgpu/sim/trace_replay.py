@@ -5,8 +5,13 @@ and records, per block, the events that ``timed-block``'s block process takes fr
 its interpreter generator.  :class:`TraceSource` plays them back in its place: the
 same SMs, miss entries, memory system and scoreboard arithmetic time them
 (:func:`simgpu.sim.timed.run_timed` with ``trace=``), so the cycles and the report
-are ``timed-block``'s.  Waves are recorded as the dispatcher reaches their first
-block (blocks go out in grid order) and freed when their last block ends.
+are ``timed-block``'s.  A wave's pass starts as the dispatcher reaches its first
+block (blocks go out in grid order) and goes on as far as its blocks' replay asks:
+a block that has replayed all it recorded runs the pass to its next event.  What is
+held is what the fastest block has recorded ahead of the slowest (plus the
+``RECORD_AHEAD_LANES`` recorded before the timing starts), not a wave's whole run: a
+list-ranking walk of 64M nodes is one wave of 14 blocks (random splitters,
+sim:gtx260) and would otherwise hold all its transactions.
 
 Only launches whose results cannot depend on the order in which blocks run are
 replayed, because the functional pass runs them in another order than the timed one:
@@ -31,19 +36,22 @@ import copy
 import numpy as np
 
 from ..mem.access import MemoryAccess
+from ..mem.coalescer import FlatWarps
 from .interpreter import Counters
 from .scoreboard import FENCE, Stall
 from .timed import SharedBanks, run_timed
-from .trace_record import MEMORY, WAIT, kernel_traits, record_wave
+from .trace_record import MEMORY, WAIT, Wave, kernel_traits
 
 #: Lanes per recorded wave: enough for numpy to amortize its per-call cost, few enough
-#: that a wave's trace (its transactions as Python lists) stays small.
+#: that a wave's live lane arrays stay small.
 TRACE_WAVE_LANES = 1 << 14
 
 #: A launch whose trace holds at most this many lanes of memory instructions is
 #: recorded whole before its timing starts: an order conflict then shows up before
 #: the device's caches have changed, and they need no copy to come back to (a warm
-#: H100 L2 takes seconds to copy).  About 50 bytes a lane.
+#: H100 L2 takes seconds to copy).  The list-ranking walk's trace holds about 28
+#: bytes a lane (9 for RS5's; tracemalloc, 2^19 nodes, sim:gtx260, 2026-11-26), so
+#: some 110 MiB at most.
 RECORD_AHEAD_LANES = 1 << 22
 
 
@@ -67,63 +75,88 @@ class Ownership:
     through the interpreter's checker hooks (before each store changes the data):
     raises :class:`TraceConflict` where one block reads an element another writes, or
     two blocks write different values to one element (the same value, as a flag set
-    by many, is no conflict: any order leaves it)."""
+    by many, is no conflict: any order leaves it).
 
-    def __init__(self, bindings: dict, stored: set):
+    One table per written array, one code per element (1 byte for up to 41 blocks, as
+    the list-ranking walk's 14; 2 up to 10,921; else 4 or 8): ``-1`` untouched;
+    ``3b``, ``3b + 1``, ``3b + 2``: read, written, read and written by block ``b``
+    only; ``READ_BY_SEVERAL``; ``WRITTEN_BY_SEVERAL`` (the same value, and read by
+    none).  No other state can be reached without a conflict."""
+
+    READ_BY_SEVERAL, WRITTEN_BY_SEVERAL = -2, -3
+
+    def __init__(self, bindings: dict, stored: set, blocks: int = 0):
         self.bases = {bindings[n].base for n in stored
                       if n in bindings and bindings[n].space == "global"}
+        self.dtype = next(t for t in (np.int8, np.int16, np.int32, np.int64)
+                          if 3 * blocks + 3 <= np.iinfo(t).max)
         self.state: dict = {}
+        self._blk = (None, None, None)
 
-    def _state(self, b):
-        st = self.state.get(b.base)
-        if st is None:       # (-1: none yet; a block; -2: several blocks)
-            st = self.state[b.base] = (np.full(b.size, -1, np.int32), np.full(b.size, -1, np.int32))
-        return st
+    def _table(self, b):
+        t = self.state.get(b.base)
+        if t is None:
+            t = self.state[b.base] = np.full(b.size, -1, self.dtype)
+        return t
+
+    def _blocks3(self, ex, idx):
+        """3 x the block of each lane of ``idx`` (kept for the next call on the same lanes)."""
+        if self._blk[0] is not idx or self._blk[1] is not ex:
+            self._blk = (idx, ex, ex.group.block_lin[idx] * 3)
+        return self._blk[2]
 
     @staticmethod
-    def _mark(table, pos, blk):
-        """Record that blocks ``blk`` touch ``pos``; returns each lane's entry now."""
-        o = table[pos]
-        fresh = o == -1
-        if fresh.any():
-            table[pos[fresh]] = blk[fresh]
-            o = table[pos]
-        other = o != blk
-        if other.any():
-            table[pos[other]] = -2
-            o = table[pos]
-        return o
+    def _settle(table, pos, new, several):
+        """Write each lane's new code; an element that lanes of two blocks touched in this
+        one instruction (their codes differ) is touched by several."""
+        table[pos] = new
+        if pos.size > 1:
+            mixed = table[pos] != new
+            if mixed.any():
+                table[pos[mixed]] = several
 
     def load(self, ex, e, b, idx, pos):
         if b.space != "global" or b.base not in self.bases:
             return
-        readers, writers = self._state(b)
-        blk = ex.group.block_lin[idx].astype(np.int32)
-        self._mark(readers, pos, blk)
-        w = writers[pos]
-        if ((w != -1) & (w != blk)).any():
+        table = self._table(b)
+        blk3 = self._blocks3(ex, idx)
+        t = table[pos]
+        if (t == -1).all():                       # (the usual case: first touch)
+            self._settle(table, pos, blk3, self.READ_BY_SEVERAL)
+            return
+        own = (t >= blk3) & (t < blk3 + 3)
+        if ((t == self.WRITTEN_BY_SEVERAL) | ((t >= 0) & ~own & (t % 3 != 0))).any():
             raise TraceConflict(f"a block reads elements of '{b.name}' that another writes")
+        new = np.where(t == -1, blk3, np.where(own, np.where(t == blk3 + 1, blk3 + 2, t),
+                                               self.READ_BY_SEVERAL))
+        self._settle(table, pos, new, self.READ_BY_SEVERAL)
 
     def store(self, ex, s, b, idx, pos, value):
         if b.space != "global" or b.base not in self.bases:
             return
-        readers, writers = self._state(b)
-        blk = ex.group.block_lin[idx].astype(np.int32)
-        r = readers[pos]
-        if ((r != -1) & (r != blk)).any():
-            raise TraceConflict(f"a block writes elements of '{b.name}' that another reads")
-        w = writers[pos]
+        table = self._table(b)
+        blk3 = self._blocks3(ex, idx)
+        t = table[pos]
         value = np.broadcast_to(value, pos.shape)
-        other = (w != -1) & (w != blk)
-        if other.any() and (b.data[pos[other]] != value[other]).any():
-            raise TraceConflict(f"blocks write different values to elements of '{b.name}'")
+        if (t == -1).all():                       # (the usual case: first touch)
+            new = blk3 + 1
+        else:
+            own = (t >= blk3) & (t < blk3 + 3)
+            foreign = (t >= 0) & ~own
+            if ((t == self.READ_BY_SEVERAL) | (foreign & (t % 3 != 1))).any():
+                raise TraceConflict(f"a block writes elements of '{b.name}' that another reads")
+            other = (t == self.WRITTEN_BY_SEVERAL) | foreign
+            if other.any() and (b.data[pos[other]] != value[other]).any():
+                raise TraceConflict(f"blocks write different values to elements of '{b.name}'")
+            new = np.where(t == -1, blk3 + 1, np.where(own, np.where(t == blk3, blk3 + 2, t),
+                                                       self.WRITTEN_BY_SEVERAL))
         if pos.size > 1:             # lanes of two blocks on one element in this store
             order = np.argsort(pos, kind="stable")
-            p, v, k = pos[order], value[order], blk[order]
+            p, v, k = pos[order], value[order], blk3[order]
             same = (p[1:] == p[:-1]) & (k[1:] != k[:-1])
             if same.any() and (v[1:][same] != v[:-1][same]).any():
                 raise TraceConflict(f"blocks write different values to elements of '{b.name}'")
-        self._mark(writers, pos, blk)
+        self._settle(table, pos, new, self.WRITTEN_BY_SEVERAL)
 
     def atomic(self, ex, e, b, idx, pos):     # pragma: no cover - atomics are refused first
         raise TraceConflict("atomics are not replayed")
@@ -137,7 +170,9 @@ class Ownership:
 
 class TraceSource:
     """Each block's recorded events, played back as its interpreter generator would
-    yield them; waves recorded on demand, in grid order."""
+    yield them.  Waves start recording as the dispatcher reaches their first block
+    (blocks go out in grid order) and record as far as their blocks' replay asks:
+    a block that finds its queue empty runs its wave's pass to its next event."""
 
     def __init__(self, config, fn, geom, scalars, arrays, schedule, counters, traffic,
                  ownership, wave_lanes: int = TRACE_WAVE_LANES):
@@ -151,32 +186,38 @@ class TraceSource:
         self.keep_sample, traffic.keep_sample = traffic.keep_sample, _no_sample
         self.per_wave = max(1, wave_lanes // geom.threads_per_block)
         self.waves: dict = {}
-        self.recorded = 0                         # waves recorded so far
+        self.started = 0                          # waves started so far
         self.peak_waves = 0
 
-    def _record_next(self):
-        first = self.recorded * self.per_wave
+    def _start_next(self):
+        first = self.started * self.per_wave
         count = min(self.per_wave, self.geom.blocks - first)
-        wave = self.waves[self.recorded] = record_wave(*self.args, first, count)
-        self.recorded += 1
+        wave = self.waves[self.started] = Wave(*self.args, first, count)
+        self.started += 1
         self.peak_waves = max(self.peak_waves, len(self.waves))
         return wave
 
     def record_ahead(self, lanes: int) -> bool:
-        """Record waves before the replay starts until their memory instructions hold
+        """Record before the replay starts until the memory instructions recorded hold
         ``lanes`` lanes; True if that was the whole launch (then a conflict can no
         longer show up once the timing has begun)."""
         held = 0
-        while self.recorded * self.per_wave < self.geom.blocks:
+        wave = None
+        while True:
+            if wave is None or wave.done:
+                if self.started * self.per_wave >= self.geom.blocks:
+                    return True
+                wave = self._start_next()
             if held >= lanes:
                 return False
-            held += self._record_next().lanes
-        return True
+            before = wave.lanes
+            wave.advance()
+            held += wave.lanes - before
 
     def wave(self, block: int):
         i = block // self.per_wave
-        while self.recorded <= i:                 # (blocks are handed out in grid order)
-            self._record_next()
+        while self.started <= i:                  # (blocks are handed out in grid order)
+            self._start_next()
         return self.waves[i]
 
     def block(self, block: int, env):
@@ -185,8 +226,9 @@ class TraceSource:
         wc = Counters()
         return self._replay(wave, block - wave.first, wc, env, self), wc
 
-    def sample(self, it, e_index: int, lo: int):
-        """The sample of memory item ``it`` from this block (its ``lo``-th warp entry)."""
+    def sample(self, it, e_index: int):
+        """The sample of memory item ``it`` from this block (the ``e_index``-th of the
+        item's blocks)."""
         key = (it[3].loc.line, it[1])
         if key in self.traffic.samples:
             return
@@ -207,21 +249,28 @@ class TraceSource:
 
     @staticmethod
     def _replay(wave, b: int, wc: Counters, env, source):
-        items, item, ks, los, his = wave.items, wave.item, wave.k, wave.lo, wave.hi
+        queue = wave.queues[b]
         ready: dict = {}
-        for e in range(wave.starts[b], wave.starts[b + 1]):
-            j = item[e]
-            it = items[j]
-            wc.warp_instructions = ks[e]
+        while True:
+            if not queue:
+                if wave.done:
+                    break
+                wave.advance()                    # (may raise TraceConflict)
+                continue
+            it, j, k, lo, hi, pos = queue.popleft()
+            wc.warp_instructions = k
             tag = it[0]
             if tag == MEMORY:
                 acc = TracedAccess(it[1], it[2], it[3])
+                tx = it[4]
                 if it[2] == "shared":
-                    acc.replays = sum(it[4][los[e]:his[e]])
+                    acc.replays = sum(tx[lo:hi])
+                elif tx.__class__ is FlatWarps:
+                    acc.per_warp = tx.warps(lo, hi)
                 else:
-                    acc.per_warp = it[4][los[e]:his[e]]
+                    acc.per_warp = tx[lo:hi]
                 if len(it) > 5:
-                    source.sample(it, wave.block_pos[e], los[e])
+                    source.sample(it, pos)
                 yield acc
                 ready[j] = acc.ready
             elif tag == WAIT:
@@ -260,7 +309,7 @@ def run_trace_block(device, fn, geom, scalars, bindings, sched, checks, counters
     refusal = static_refusal(device, fn, sched, checks)
     if refusal is None:
         _, stored = kernel_traits(fn)
-        ownership = Ownership(bindings, stored)
+        ownership = Ownership(bindings, stored, geom.blocks)
         saved = {b.base: (b, b.data.copy()) for b in bindings.values() if b.base in ownership.bases}
         source = TraceSource(config, fn, geom, scalars, bindings, sched, counters, traffic,
                              ownership)
