@@ -14,13 +14,15 @@ import numpy as np
 
 from . import fast_layout as L
 from .address_space import PDE_BYTES
+from .interconnect import KEPT_WINDOWS
 from .fast_path import PDE_BYTES as CORE_PDE_BYTES
 
 __all__ = ["take", "give_back", "RING"]
 
 #: Reservation windows kept per interconnect port: 2^15 windows of 64 cycles, 2M SM
-#: cycles behind the newest booking (the engines book from their clock on).
-RING = 1 << 15
+#: cycles behind the newest booking (the engines book from their clock on); four times
+#: what a Python port keeps (its windows spread over at most half the ring).
+RING = 4 * KEPT_WINDOWS
 
 assert PDE_BYTES == CORE_PDE_BYTES
 
@@ -104,7 +106,7 @@ def take(ms, ring: int = RING) -> L.FastArrays:
             if ptag[q, j] >= 0:
                 raise ValueError("interconnect bookings spread over more than the ring")
             ptag[q, j], pused[q, j] = int(k), v
-        pstat[q] = port.waited, port.max_wait, -1
+        pstat[q] = port.waited, port.max_wait, port.floor
     # the TLBs and walkers
     levels = tr.state.levels() if tr is not None else []
     sets = max([lv.sets for lv in levels], default=1)
@@ -194,6 +196,7 @@ def give_back(st: L.FastArrays, ms) -> None:
         keep = (tags >= 0) & (used != 0.0)
         port.used = dict(zip(tags[keep].astype(float).tolist(), used[keep].tolist()))
         port.waited, port.max_wait = float(st.pstat[q, 0]), float(st.pstat[q, 1])
+        port.floor = max(port.floor, float(st.pstat[q, 2]))
     if tr is not None:
         for lv_i, lv in enumerate(tr.state.levels()):
             lv.hits, lv.misses, lv.last = (int(x) for x in st.tcount[lv_i])

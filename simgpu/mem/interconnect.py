@@ -40,11 +40,20 @@ __all__ = ["Interconnect", "Port"]
 #: SM cycles per reservation window of a port.
 WINDOW = 64.0
 
+#: Windows a port keeps behind the newest one it has booked.  The timed engines book
+#: from the simulation's clock on (a little ahead of it), never this far back, so
+#: older windows are forgotten: a long run's ports stay small (without it a port
+#: kept every window of the run, gigabytes at the paper's sizes).  A booking that
+#: would need a forgotten window stops the run (never a wrong time).  A quarter of
+#: the compiled core's ring (``simgpu.mem.fast_state.RING``), so that what a port
+#: keeps always fits the ring.
+KEPT_WINDOWS = 1 << 13
+
 
 class Port:
     """One port of the interconnect: one flit per ``flit_cycles`` SM cycles."""
 
-    __slots__ = ("capacity", "flit_cycles", "used", "waited", "max_wait")
+    __slots__ = ("capacity", "flit_cycles", "used", "waited", "max_wait", "floor", "prune_at")
 
     def __init__(self, flit_cycles: float):
         self.flit_cycles = flit_cycles
@@ -52,12 +61,16 @@ class Port:
         self.used: dict[float, float] = {}         # window -> flits booked in it
         self.waited = 0.0                          # cycles packets waited here, in all
         self.max_wait = 0.0
+        self.floor = -1.0                          # windows up to this one are forgotten
+        self.prune_at = float(2 * KEPT_WINDOWS)    # forget old windows once one this late is booked
 
     def book(self, t: float, flits: int) -> float:
         """Book ``flits`` arriving at ``t``; return how long they wait beyond their own
         transfer time (0 on an idle port)."""
-        used, fc = self.used, self.flit_cycles
         k = t // WINDOW                            # the window (a float key)
+        if k >= self.prune_at or k <= self.floor:
+            self._forget(k)
+        used, fc = self.used, self.flit_cycles
         have = used.get(k, 0.0)
         if have + flits <= self.capacity:          # the usual case: room in its window
             used[k] = have + flits
@@ -71,6 +84,20 @@ class Port:
         if wait > self.max_wait:
             self.max_wait = wait
         return wait
+
+    def _forget(self, k: float) -> None:
+        """Drop the windows more than :data:`KEPT_WINDOWS` behind window ``k``."""
+        if k <= self.floor:
+            raise RuntimeError(
+                f"interconnect: a booking at cycle {k * WINDOW:.0f}, more than {KEPT_WINDOWS} "
+                f"windows of {WINDOW:.0f} cycles behind the port's newest booking (those "
+                "windows are forgotten); this is a bug in the timed engine, please report it")
+        floor = k - KEPT_WINDOWS
+        used = self.used
+        for w in [w for w in used if w <= floor]:
+            del used[w]
+        self.floor = floor
+        self.prune_at = k + KEPT_WINDOWS
 
     def _spill(self, t: float, k: float, flits: int) -> float:
         """:meth:`book` when the window of ``t`` has no room for all of it."""
