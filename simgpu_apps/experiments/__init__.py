@@ -122,6 +122,8 @@ def time_notes(ctx: Ctx, info: dict) -> list:
     else:
         gpu = ("GPU times are **simulated**: the `time_ms` of simgpu's timed-block engine "
                f"(per-warp memory timing, block-level lockstep issue) on {info['gpu_name']} "
+               "(list ranking's race-free launches replayed from traces by trace-block, "
+               "which gives timed-block's times bit for bit) "
                "summed over every kernel launch of an algorithm, each launch including the "
                "config's kernel launch overhead; host work between launches is not included. "
                "They are deterministic: the same point gives the same time in any process.")

@@ -28,9 +28,11 @@ SPLITTER_SEED = 0         # KISS seed of the random splitters
 
 # --- devices and measurements (run inside worker processes) ----------------------
 
-def make_device(name: str, engine: str = "timed-block"):
+def make_device(name: str, engine: str = "trace-block"):
     """A fresh device per point: allocation addresses (hence memory partitions)
-    and cache contents then depend on the point alone, not on what ran before."""
+    and cache contents then depend on the point alone, not on what ran before.
+    trace-block gives timed-block's times bit for bit (it replays the race-free
+    launches from a recorded trace and runs the others on timed-block), faster."""
     import simgpu
     dev = simgpu.get_device(name)
     if dev.is_simulated:
