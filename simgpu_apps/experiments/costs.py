@@ -43,6 +43,23 @@ MEM_PER_NODE = 46.0                    # bytes per node / edge of the simulated 
 MEASURED = "sim:gtx260, timed-block (source, no compiled build), 2-core Xeon VM at 2.5 GHz, 2026-11-26"
 
 
+def _numba_core() -> bool:
+    from simgpu.mem.fast_jit import ENABLED      # numba importable, SIMGPU_NUMBA not "0"
+    return ENABLED
+
+
+if _numba_core():
+    # With the compiled memory core (pip install simgpu[fast]), list ranking on trace-block:
+    # `benchmarks/paper_point_costs.py --lists 18 20 --graphs 13 15`, the larger size's
+    # figure, 2026-11-26, main at a118d07 with the numba core and a mypyc build, this
+    # shared 2-core VM (other jobs running: an upper bound).
+    SIM_PER_NODE = {"rs64": 4.9e-6, "rs48": 7.8e-6, "even48": 5.0e-6}
+    SIM_WYLIE_PER_NODE_ROUND = 1.5e-6            # 30 us per node at 2^20 (20 rounds)
+    SIM_PER_EDGE = {"lists": 1.8e-4, "trees": 1.2e-4, "random": 7.1e-5, "lockstep": 1e-5}
+    MEASURED = ("sim:gtx260 with the numba memory core, list ranking on trace-block, 2-core "
+                "Xeon VM at 2.5 GHz, 2026-11-26")
+
+
 def lr_cost(variant: str, n: int, real: bool, repeats: int = 1, first: bool = True) -> float:
     """first: this point builds the input list of its n (the other points of the same n
     reuse it: list_ranking.input_list); every plan has a default-threads rs64 per n."""
