@@ -39,7 +39,8 @@ from ..mem.access import MemoryAccess
 from ..mem.coalescer import FlatWarps
 from .interpreter import Counters
 from .scoreboard import FENCE, Stall
-from .timed import SharedBanks, run_timed
+from .shared_banks import SharedBanks
+from .timed import run_timed
 from .trace_record import MEMORY, WAIT, Wave, kernel_traits
 
 #: Lanes per recorded wave: enough for numpy to amortize its per-call cost, few enough
