@@ -154,9 +154,15 @@ class Ownership:
         if pos.size > 1:             # lanes of two blocks on one element in this store
             order = np.argsort(pos, kind="stable")
             p, v, k = pos[order], value[order], blk3[order]
-            same = (p[1:] == p[:-1]) & (k[1:] != k[:-1])
-            if same.any() and (v[1:][same] != v[:-1][same]).any():
-                raise TraceConflict(f"blocks write different values to elements of '{b.name}'")
+            starts = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])
+            if starts.size < p.size:         # some element has several lanes: per element,
+                # lanes of more than one block with more than one value conflict (whichever
+                # block runs last decides the value), however the lanes are ordered
+                several = (np.minimum.reduceat(k, starts) != np.maximum.reduceat(k, starts))
+                values = (np.minimum.reduceat(v, starts) != np.maximum.reduceat(v, starts))
+                if (several & values).any():
+                    raise TraceConflict(
+                        f"blocks write different values to elements of '{b.name}'")
         self._settle(table, pos, new, self.WRITTEN_BY_SEVERAL)
 
     def atomic(self, ex, e, b, idx, pos):     # pragma: no cover - atomics are refused first
