@@ -33,7 +33,7 @@ from .fast_paths import compiled
 from .lanes import LaneGroup
 from .memory_instructions import ArrayBinding, MemoryInstructions  # noqa: F401 (re-exported)
 from .ops import BINARY, COMPARE, LOGICAL, UNARY
-from .scoreboard import FENCE, Stall
+from .scoreboard import FENCE, ScoreboardWaits
 from .semantics import Frame, _nnz
 
 @dataclass
@@ -58,7 +58,7 @@ class Counters:
         self.divergent_branches += other.divergent_branches
 
 
-class Executor(MemoryInstructions):
+class Executor(MemoryInstructions, ScoreboardWaits):
     """Runs one kernel over one :class:`LaneGroup`."""
 
     def __init__(self, group: LaneGroup, schedule, counters: Counters, lockstep: bool):
@@ -151,58 +151,6 @@ class Executor(MemoryInstructions):
         where = self.group.describe_lane(lane)
         more = f" (and {len(lanes) - 1} more lanes)" if len(lanes) > 1 else ""
         return KernelRuntimeError(what, node.loc, hint, f"in {where}{more}{detail}")
-
-    # --- the scoreboard (simgpu.sim.scoreboard) ---------------------------------
-
-    def stall(self, until: float):
-        """A :class:`Stall` until ``until`` (None if the warp's clock is past it); what
-        is back by then is no longer pending."""
-        self.temp_ready = 0.0
-        p = self.pending
-        for name in [n for n, r in p.items() if r <= until]:
-            del p[name]
-        if until <= self.clock.now:
-            return None
-        return Stall(until)
-
-    # The methods below take the lanes ``idx`` that wait (unused here): the trace
-    # recorder (simgpu.sim.trace_record) runs many blocks as one group and needs them.
-
-    def wait_all(self, idx):
-        """At the end: wait for every pending value."""
-        stall = self.stall(max(self.pending.values()))
-        if stall is not None:
-            yield stall
-
-    def wait_for(self, names, idx):
-        """Before a statement (or a loop's test) runs: wait for the pending variables
-        it reads (or, inside a compound statement, assigns)."""
-        until = 0.0
-        for name, r in self.pending.items():
-            if r > until and name in names:
-                until = r
-        if until:
-            stall = self.stall(until)
-            if stall is not None:
-                yield stall
-
-    def wait_value(self, idx):
-        """The value computed so far must be there (an address, data, a branch)."""
-        stall = self.stall(self.temp_ready)
-        if stall is not None:
-            yield stall
-
-    def forget(self, name, idx):
-        """``name`` is assigned again by lanes ``idx``: its old value is dead."""
-        self.pending.pop(name, None)
-
-    def make_pending(self, name, ready, idx):
-        self.pending[name] = ready
-
-    @staticmethod
-    def later(a, b):
-        """The later of two ready times (the trace recorder: the union of two sets)."""
-        return a if a > b else b
 
     # --- statements ----------------------------------------------------------
 
