@@ -92,8 +92,8 @@ def test_paper_command_with_scheduler_gives_the_inline_numbers(cluster, tmp_path
     assert f"on the Dask cluster at {cluster.scheduler_address} (2 workers, 2 threads)" in out
     ra, rb = sim_results(a), sim_results(b)
     assert ra and ra.keys() == rb.keys()
-    for k in ra:
-        assert ra[k] == rb[k], k
+    for k in ra:     # (both values in the message: which side moved, if one ever does)
+        assert ra[k] == rb[k], f"{k}: inline {ra[k]!r}, on the Dask cluster {rb[k]!r}"
     strip = lambda p: [line for line in p.read_text().splitlines() if not line.startswith("#")]
     for t in LR_DETERMINISTIC:
         assert strip(a / f"{t}.csv") == strip(b / f"{t}.csv"), t
