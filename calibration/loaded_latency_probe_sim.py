@@ -4,6 +4,12 @@ data as calibration/stream_limits.py records it, beside the DRAM's busy share.
 
     python -m calibration.loaded_latency_probe_sim [--levels b1 b2 b4 b8 b8u2 b8u4]
                                                   [--log2n 22] [--config sim:h100]
+                                                  [--state cold|dirty]
+
+``--state dirty``: the probe's call 2 (docs/calibration/loaded-latency-probe-h100.md),
+the L2 left full of dirty lines before the read: a launch first writes a buffer
+larger than the L2 (cold L2), then the read runs on the L2 as that launch left it,
+and each of its fills evicts a dirty line (a write-back the DRAM writes).
 
 The GPU's window (docs/calibration/loaded-latency-probe-h100.md) spans an iteration's U
 loads, from the first one's issue to the last one's data; the model's figure is per load
@@ -63,7 +69,15 @@ def read_u4(src: Array[i32], out: Array[i32], n: i32):
 KERNELS = {1: read_u1, 2: read_u2, 4: read_u4}
 
 
-def run(level: str, log2n: int, config: str = "sim:h100") -> dict:
+@kernel
+def fill_ones(dst: Array[i32], n: i32):
+    t = blockIdx.x * blockDim.x + threadIdx.x
+    s = gridDim.x * blockDim.x
+    for i in range(t, n, s):
+        dst[i] = 1
+
+
+def run(level: str, log2n: int, config: str = "sim:h100", state: str = "cold") -> dict:
     """One level on a fresh device: the time, the DRAM's rate over the body and its bus's
     busy share, and the load instructions' latency (ns: mean, median, p90)."""
     shape = {lv[0]: lv[1:] for lv in LEVELS}
@@ -77,6 +91,12 @@ def run(level: str, log2n: int, config: str = "sim:h100") -> dict:
     dev.default_engine, dev.cache_control = "timed-block", "all"
     cfg = dev.config
     src, out = dev.to_device(np.arange(n, dtype=np.int32)), dev.zeros(grid * threads, np.int32)
+    if state == "dirty":                # the L2 full of dirty lines (5/4 of it written)
+        words = cfg.cache.l2_bytes * 5 // 4 // 4
+        dev.launch(fill_ones, SMS * 8, 256, dev.zeros(words, np.int32), words)
+        dev.cache_control = "none"      # the read starts from the L2 the fill left
+    elif state != "cold":
+        raise SystemExit(f"unknown state {state!r}: cold or dirty")
     with load_latencies([]) as lat:
         rep = dev.launch(KERNELS[loads], grid, threads, src, out, n)
     clock = cfg.gpu.core_clock_mhz
@@ -86,7 +106,7 @@ def run(level: str, log2n: int, config: str = "sim:h100") -> dict:
     gbps = rep.extra["dram_bytes"] / body_s / 1e9
     return {"level": level, "words": n, "us": rep.cycles / clock, "gbps": gbps,
             "of_peak": gbps / cfg.memory.peak_bandwidth_gbps,
-            "bus_busy": rep.extra["bus_utilization"],
+            "bus_busy": rep.extra["bus_utilization"], "dram_mb": rep.extra["dram_bytes"] / 1e6,
             "lat_ns": (float(waits.mean()), float(np.median(waits)), float(np.percentile(waits, 90)))}
 
 
@@ -95,16 +115,19 @@ def main(argv=None) -> None:
     ap.add_argument("--levels", nargs="+", default=[lv[0] for lv in LEVELS if lv[0] != "w1"])
     ap.add_argument("--log2n", type=int, default=22, help="the array's int32 words (2^N)")
     ap.add_argument("--config", default="sim:h100")
+    ap.add_argument("--state", default="cold", choices=("cold", "dirty"))
     a = ap.parse_args(argv)
-    print(f"{a.config}, cold L2, timed-block, {datetime.date.today()} "
+    print(f"{a.config}, {a.state} L2, timed-block, {datetime.date.today()} "
           "(calibration/loaded_latency_probe_sim.py)\n")
-    print("| level | MiB | us | DRAM GB/s (body) | of peak | bus busy | load latency ns: mean, median, p90 |")
-    print("|---|---:|---:|---:|---:|---:|---|")
+    print("| level | MiB | us | DRAM GB/s (body) | of peak | bus busy | DRAM MB (read + write) "
+          "| load latency ns: mean, median, p90 |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
     for level in a.levels:
-        r = run(level, a.log2n, a.config)
+        r = run(level, a.log2n, a.config, a.state)
         m, med, p90 = r["lat_ns"]
         print(f"| {level} | {r['words'] * 4 / 2**20:.0f} | {r['us']:.2f} | {r['gbps']:,.0f} | "
-              f"{r['of_peak']:.2f} | {r['bus_busy']:.2f} | {m:.0f}, {med:.0f}, {p90:.0f} |", flush=True)
+              f"{r['of_peak']:.2f} | {r['bus_busy']:.2f} | {r['dram_mb']:.1f} | "
+              f"{m:.0f}, {med:.0f}, {p90:.0f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,8 @@ VARIANTS = {
     "fill4200": {"l2_fill_bandwidth_gbps": 4200.0},
     "fill4600": {"l2_fill_bandwidth_gbps": 4600.0},
     "fill5070": {"l2_fill_bandwidth_gbps": 5070.0},
+    # HBM3 per-bank refresh (simgpu/mem/dram_refresh.py; h100.toml's trefi_pb comment)
+    "refpb": {"trefi_pb": 638, "trfc_pb": 524},
 }
 
 

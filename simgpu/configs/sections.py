@@ -300,6 +300,11 @@ class DramTiming:
                                 'the FR-FCFS scheduler when the simulation reaches them, an '
                                 "L2's misses among them)", None,
                                 default="at-arrival")
+    trefi_pb: int = _opt("interval between per-bank refreshes (REFpb) of one sub-channel, each "
+                         "bank once per tREFI (tREFI / banks per sub-channel); 0: none, "
+                         "memory cycles", _NONNEGATIVE, default=0)
+    trfc_pb: int = _opt("time a per-bank refresh holds its bank (no activate), memory cycles",
+                        _NONNEGATIVE, default=0)
 
     def _check(self, err, memory: MemoryModel) -> None:
         if self.read_scheduling is not None and self.read_scheduling not in READ_SCHEDULING:
@@ -322,6 +327,11 @@ class DramTiming:
         if memory.row_buffer_bytes % burst:
             err("burst_length", f"memory.row_buffer_bytes = {memory.row_buffer_bytes} is not a "
                                 f"whole number of {burst} B bursts")
+        if self.trefi_pb and self.trefi:
+            err("trefi_pb", "give all-bank refresh (trefi, trfc) or per-bank refresh (trefi_pb, "
+                            "trfc_pb), not both: set the other pair to 0")
+        if bool(self.trefi_pb) != bool(self.trfc_pb):
+            err("trefi_pb", "trefi_pb and trfc_pb go together: give both or neither")
         if self.trc < self.tras:
             err("trc", f"{self.trc} is below tras = {self.tras} (a row cycle contains the active time)")
         if self.trrd_l < self.trrd or self.tccd_l < self.tccd:

@@ -14,7 +14,8 @@ The controller places each transaction's commands when the transaction arrives
 * the data bus turns around: a read's data start ``tWTR + CL`` after the last
   write data, a write's ``tRTW`` after the last read data;
 * every ``tREFI`` the sub-channel refreshes (all banks) for ``tRFC``: the rows
-  are closed and nothing is activated meanwhile (where the config gives tREFI).
+  are closed and nothing is activated meanwhile (where the config gives tREFI);
+  or, where it gives ``tREFIpb``, one bank at a time (:mod:`~simgpu.mem.dram_refresh`).
 
 First-ready, first-come-first-served (FR-FCFS): a transaction takes the earliest
 bus slot its bank allows, ahead of older ones still waiting for theirs (the
@@ -37,6 +38,8 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
 from heapq import heappop, heappush
+
+from .dram_refresh import PerBankRefresh
 
 __all__ = ["Timing", "SubChannel"]
 
@@ -73,6 +76,8 @@ class Timing:
     groups: int
     refi: float
     rfc: float
+    refi_pb: float
+    rfc_pb: float
     read_depth: int
     write_depth: int
     high: int
@@ -96,6 +101,7 @@ class Timing:
             self.burst_slot = self.burst
         self.groups = d.bank_groups
         self.refi, self.rfc = d.trefi * k, d.trfc * k               # (0: not modeled)
+        self.refi_pb, self.rfc_pb = d.trefi_pb * k, d.trfc_pb * k   # per-bank (0: none)
         self.read_depth = d.read_queue_depth
         self.write_depth = d.write_queue_depth
         self.high, self.low = d.write_drain_high, d.write_drain_low
@@ -157,6 +163,11 @@ class SubChannel:
         self.queued_max = 0
         self.refreshed = _NEVER             # when the last refresh ended
         self.next_refresh = timing.refi if timing.refi else float("inf")
+        # per-bank refresh (simgpu.mem.dram_refresh), where the config gives tREFIpb
+        self.pb: PerBankRefresh | None = None
+        if timing.refi_pb and timing.rfc_pb:
+            self.pb = PerBankRefresh(banks, timing.refi_pb, timing.rfc_pb, timing.rp, timing.rc)
+            self.next_refresh = self.pb.next_due
 
     # --- the queues ----------------------------------------------------------------
 
@@ -370,6 +381,8 @@ class SubChannel:
             act = ready
         if self.refreshed > act:
             act = self.refreshed
+        if self.pb is not None and self.pb.until[bank] > act:
+            act = self.pb.until[bank]            # its per-bank refresh is not over
         act = self._activate_slot(act, bank // self.per_group, t)
         open_row[bank] = row
         self.act_at[bank] = act
@@ -467,6 +480,12 @@ class SubChannel:
         """The refreshes due by ``t``: each closes every row and holds the sub-channel
         for tRFC, as soon as the bus is free after it is due."""
         tm = self.t
+        pb = self.pb
+        if pb is not None:                        # per-bank refreshes instead (the config
+            pb.due(t, self.open_row, self.pre_ok, self.act_at)   # allows one kind only)
+            self.refreshes = pb.count
+            self.next_refresh = pb.next_due
+            return
         while self.next_refresh <= t:
             at = self._place(self.next_refresh, tm.rfc, False)
             self.refreshed = at + tm.rfc          # no activate before the refresh is over
