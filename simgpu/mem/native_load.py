@@ -20,8 +20,9 @@ from pathlib import Path
 __all__ = ["MODULES", "install", "loaded", "digest", "build_dir", "source_module"]
 
 #: The modules compiled, in package order (each is plain Python that mypyc accepts).
-MODULES = ("simgpu.mem.dram_refresh", "simgpu.mem.dram_timing", "simgpu.mem.dram", "simgpu.mem.interconnect",
-           "simgpu.mem.uncached", "simgpu.mem.warp_coalesce")
+MODULES = ("simgpu.mem.dram_refresh", "simgpu.mem.dram_params", "simgpu.mem.dram_timing",
+           "simgpu.mem.dram", "simgpu.mem.interconnect", "simgpu.mem.uncached",
+           "simgpu.mem.warp_coalesce")
 
 _ROOT = Path(__file__).resolve().parents[2]          # the directory holding simgpu/
 _SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
