@@ -26,18 +26,8 @@ import numpy as np
 
 import simgpu
 from calibration.loaded_latency_probe import LEVELS, SMS
-from calibration.stream_limits import load_latencies
+from calibration.stream_limits import load_latencies, read_sum
 from simgpu.lang import Array, blockDim, blockIdx, gridDim, i32, kernel, threadIdx
-
-
-@kernel
-def read_u1(src: Array[i32], out: Array[i32], n: i32):
-    t = blockIdx.x * blockDim.x + threadIdx.x
-    s = gridDim.x * blockDim.x
-    acc = 0
-    for i in range(t, n, s):
-        acc += src[i]
-    out[t] = acc
 
 
 @kernel
@@ -66,7 +56,7 @@ def read_u4(src: Array[i32], out: Array[i32], n: i32):
     out[t] = acc
 
 
-KERNELS = {1: read_u1, 2: read_u2, 4: read_u4}
+KERNELS = {1: read_sum, 2: read_u2, 4: read_u4}     # (one load an iteration: stream_limits')
 
 
 @kernel
