@@ -20,11 +20,8 @@ M = 1_000_000
 
 def one(args):
     variant, n, device = args
-    p = dict(L.GPU_VARIANTS[variant], n=n, input_seed=L.INPUT_SEED)
-    if p["method"] == "random-splitter":
-        p.update(threads=None, seed=L.SPLITTER_SEED)
     t = time.process_time()
-    res = L.compute_sim(p, device)
+    res = L.compute_sim(L.point_params(variant, n), device)
     return dict(variant=variant, n=n, device=device, cpu_s=round(time.process_time() - t, 1),
                 peak_mib=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
                 result=L.jsonable(res))

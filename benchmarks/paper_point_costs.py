@@ -12,14 +12,9 @@ from simgpu_apps.experiments import connected_components as C, list_ranking as L
 
 
 def units() -> str:
-    import os
     from simgpu.mem import native_load
-    try:
-        import numba  # noqa: F401
-        fast = os.environ.get("SIMGPU_NUMBA", "1") != "0"
-    except ImportError:
-        fast = False
-    return ("numba core" if fast else "no numba core") + ", " + (
+    from simgpu.mem.fast_jit import ENABLED
+    return ("numba core" if ENABLED else "no numba core") + ", " + (
         "mypyc build" if native_load.loaded() else "source units")
 
 
@@ -34,9 +29,7 @@ def main():
     print("| point | size | process CPU s | s per node/edge |\n|---|---|---|---|")
     for v in args.variants:
         for n in (1 << k for k in args.lists):
-            p = dict(L.GPU_VARIANTS[v], n=n, input_seed=1)
-            if p["method"] == "random-splitter":
-                p.update(threads=None, seed=0)
+            p = L.point_params(v, n)
             t = time.process_time()
             L.compute_sim(p, "sim:gtx260")
             dt = time.process_time() - t

@@ -167,10 +167,16 @@ LABELS = {"wylie": "GPU Wylie (pointer jumping)", "rs64": "GPU random splitter, 
           "cpu-random-splitter": "CPU random splitter, numpy (this machine)"}
 
 
-def sim_point(ctx, variant: str, n: int, threads=None) -> Point:
+def point_params(variant: str, n: int, threads=None) -> dict:
+    """The parameters of a simulated point (what compute_sim takes, the cache key's core)."""
     params = dict(GPU_VARIANTS[variant], n=int(n), input_seed=INPUT_SEED)
     if params["method"] == "random-splitter":
         params.update(threads=threads, seed=SPLITTER_SEED)
+    return params
+
+
+def sim_point(ctx, variant: str, n: int, threads=None) -> Point:
+    params = point_params(variant, n, threads)
     if ctx.real_gpu:
         params["repeats"] = ctx.sizes["gpu_repeats"]
     cost = costs.lr_cost(variant, n, ctx.real_gpu, ctx.sizes["gpu_repeats"],
