@@ -371,7 +371,11 @@ class SubChannel:
                 k = bisect_right(acts, c)
                 seq = acts[max(0, k - 4):k] + [c] + acts[k:k + 4]
                 for j in range(len(seq) - 4):
-                    if seq[j + 4] - seq[j] < faw:   # five activates within tFAW
+                    # five activates within tFAW?  (Tested as the bump is computed,
+                    # seq[j] + faw: tested as a difference, rounding could find the
+                    # window short by the last bit while the bump moved c nowhere,
+                    # and the search never ended.)
+                    if seq[j] + faw > seq[j + 4]:
                         bump = seq[j] + faw if seq[j + 4] == c else seq[j + 4]
                         break
             if bump is None:
