@@ -334,5 +334,22 @@ def _rank_on_device(ctx, succ, method, threads, packing, splitters, seed, valida
             device_input.diagnose(src)
         raise
     if validate and not (method == "random-splitter" and checks_in_walk(packing, walk)):
+        if ranks.dtype != np.int64:
+            ranks = device_input.widen(ctx, ranks)
         device_input.check_ranks(ctx, info, ranks)
-    return RankResult(dev.export(ranks, succ), ctx.launches, stats, ctx.helpers)
+    return RankResult(_export_ranks(ctx, ranks, succ), ctx.launches, stats, ctx.helpers)
+
+
+def _export_ranks(ctx, ranks, like):
+    """The ranks as int64, in the form the caller passed succ in.  The paper's walks
+    leave 32-bit ranks on the device (over succ, or over the local ranks); for a host
+    caller they are copied back as they are and widened on the host, so the device never
+    holds 8 bytes per node more than the paper's layout (the 48-bit run at 64M nodes fits
+    the 896 MB card by that: 10 bytes per node, not 18).  A device caller gets them
+    widened on the device (the "output" helper launch)."""
+    dev = ctx.device
+    if ranks.dtype == np.int64:
+        return dev.export(ranks, like)
+    if not simgpu.is_device_array(like):
+        return ranks.to_host().astype(np.int64)
+    return dev.export(device_input.widen(ctx, ranks), like)

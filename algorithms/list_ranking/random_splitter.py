@@ -328,16 +328,14 @@ def run_random_splitter(ctx, succ_d, n: int, heads_d, n_heads: int, *, p: int, p
     rs4_done, slot_words = rank_splitters(ctx, spw, sp_rank, r + 1, flags, n, deferred=True)
     if packing == 64 and walk == "paper":
         ctx.launch(rs5_final_64p, threads, word, sp_rank, succ_d, n, step="RS5")
-        from .device_input import widen
-        ranks = widen(ctx, succ_d)                        # RS5 wrote the ranks over succ
+        ranks = succ_d          # RS5 wrote the 32-bit ranks over succ (the caller widens)
     elif packing == 64:
         ctx.launch(rs5_final_64, threads, word, sp_rank, n, flags, e, head, n - 1, scan_stats,
                    one_list, step="RS5")
         ranks = word.view(np.int64)                       # RS5 wrote the ranks over the words
     else:
         ctx.launch(rs5_final_48, threads, owner, lrank, sp_rank, n, step="RS5")
-        from .device_input import widen
-        ranks = widen(ctx, lrank)
+        ranks = lrank           # RS5 wrote the 32-bit ranks over the local ranks (ditto)
     rs1 = ctx.launches[first]
 
     def sublists():

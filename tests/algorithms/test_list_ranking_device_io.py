@@ -103,7 +103,8 @@ def test_validation_is_kernels_and_off_skips_them():
         steps_on = [rep.extra["step"] for rep in on.helper_launches]
         steps_off = [rep.extra["step"] for rep in off.helper_launches]
         assert steps_on == ["check"] + first + ["heads", "heads", "heads"] + extra, kw
-        assert steps_off == ["check"] + first + ["heads", "heads", "heads"] + extra[:-1], kw
+        # (off: the 32-bit ranks are widened on the host, no "output" launch)
+        assert steps_off == ["check"] + first + ["heads", "heads", "heads"], kw
         assert [rep.extra["step"] for rep in on.launches] == ["RS1", "RS2", "RS3", "RS4",
                                                                "RS5"], kw
     single = LR.rank(random_list(3000, 1), threads=64, walk="paper")   # one list: no scatter
@@ -255,3 +256,33 @@ def test_no_kernel_reads_a_word_before_it_is_written(monkeypatch, cfg, rs4):
         want = {"single block": "rs4_rank_splitters", "in place": "rs4_jump_in_place",
                 "rounds": "wylie_jump"}[rs4]
         assert want in [x.kernel for x in r.launches]
+
+
+@pytest.mark.parametrize("kw", [dict(packing=48), dict(walk="paper")])
+def test_the_paper_walks_ranks_are_widened_where_the_caller_wants_them(kw):
+    """The paper's walks leave 32-bit ranks on the device: a host caller gets them
+    widened on the host (the device holds no 8-byte copy: the paper's 48-bit run at 64M
+    nodes fits the 896 MB card by that), a device caller on the device."""
+    succ = random_list(5000, 3)
+    want = rank_sequential(succ)
+    dev = simgpu.get_device("sim:gtx260")
+    host = LR.rank(succ, threads=64, validate=False, device=dev, **kw)
+    assert host.ranks.dtype == np.int64 and isinstance(host.ranks, np.ndarray)
+    np.testing.assert_array_equal(host.ranks, want)
+    assert "output" not in [rep.extra["step"] for rep in host.helper_launches]
+    on_dev = LR.rank(dev.to_device(succ.astype(np.int32)), threads=64, validate=False,
+                     device=dev, **kw)
+    assert on_dev.ranks.dtype == np.int64
+    np.testing.assert_array_equal(on_dev.ranks.to_host(), want)
+    assert "output" in [rep.extra["step"] for rep in on_dev.helper_launches]
+
+
+def test_the_48_bit_walk_holds_ten_bytes_per_node():
+    """succ (4 bytes), owner (2) and local rank (4) per node, and the splitters' slots:
+    nothing of 8 bytes per node (measured by the paper run's footprint tracker)."""
+    from simgpu_apps.experiments.measure import Footprint
+    n = 1 << 15
+    dev = simgpu.get_device("sim:gtx260")
+    fp = Footprint(dev)
+    LR.rank(random_list(n, 5), threads=256, validate=False, device=dev, packing=48)
+    assert 10 * n <= fp.peak < 12 * n          # (it was 18 bytes per node: 8 more)
