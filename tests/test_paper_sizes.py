@@ -39,8 +39,9 @@ def test_paper_size_covers_the_papers_grid():
                     and p.p.get("packing") == L.GPU_VARIANTS[v].get("packing")
                     and p.p.get("splitters") == L.GPU_VARIANTS[v].get("splitters"))
           for v in ("rs64", "rs48")}
+    ns["rs64p"] = sorted(p.p["n"] for p in pts if p.p.get("walk") == "paper")
     every_2m = list(range(40_000_000, 64_000_001, 2_000_000))
-    for v in ("rs64", "rs48"):
+    for v in ("rs64", "rs48", "rs64p"):
         assert set(every_2m) <= set(ns[v]) and max(ns[v]) == 64_000_000
     from simgpu_apps.experiments import connected_components as C
     cc = C.plan(_ctx())
@@ -273,6 +274,26 @@ def test_crossing_claim_at_the_papers_sizes():
     c = _crossing_claim(ns, flat, {n: v * 1.1 for n, v in flat.items()}, {})
     assert c.verdict == "not held" and "needs a cost that grows" in c.numbers
     assert _crossing_claim(ns[:3], t64, t48, {}).verdict == "not tested"
+
+
+def test_fig3_right_judges_the_papers_two_versions():
+    """The claims compare the paper's 64-bit accesses (rs64p) with its 48-bit version; the
+    fused walk (rs64) is drawn and tabled beside them but judged on nothing."""
+    from simgpu_apps.experiments.fig3_right import fig3_right
+    ctx = _ctx()
+    ns = list(range(40_000_000, 64_000_001, 2_000_000))
+    m = lambda n: n / 1e6
+    curves = {"rs64p": {n: m(n) if n <= 46e6 else 46 + 3 * (m(n) - 46) for n in ns},
+              "rs48": {n: 1.1 * m(n) + 10.6 if n <= 58e6 else 74.4 + 4 * (m(n) - 58) for n in ns},
+              "rs64": {n: 0.5 * m(n) for n in ns}}          # always fastest: no crossing
+    res = {L.sim_point(ctx, v, n): {"time_ms": t[n], "steps": {"RS3": {"time_ms": t[n]}}}
+           for v, t in curves.items() for n in ns}
+    sec = fig3_right(ctx, res, ns, {}, L)
+    claims = {c.id: c for c in sec.claims}
+    assert claims["fig3r-crossing-inflection"].verdict == "held"
+    assert claims["fig3r-64-beats-48"].verdict == "held"
+    assert len(sec.figures[0].panels[0].series) == 3
+    assert sorted({row[1] for row in sec.tables[0].rows}) == ["48", "64", "64p"]
 
 
 def test_ctrl_c_writes_a_partial_report_and_the_rerun_completes_it(tmp_path):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 
 # seconds per node (lists) or per input edge (graphs), simulated on sim:gtx260
-SIM_PER_NODE = {"rs64": 2.8e-5, "rs48": 3.9e-5, "even48": 2.6e-5}
+SIM_PER_NODE = {"rs64": 2.8e-5, "rs48": 3.9e-5, "even48": 2.6e-5, "rs64p": 3.4e-5}
 SIM_WYLIE_PER_NODE_ROUND = 6.5e-6      # Wylie: per node and per round (log2 n rounds)
 SIM_PER_EDGE = {"lists": 3.8e-4, "trees": 2.7e-4, "random": 1.8e-4, "lockstep": 1e-5}
 # host work per point on any device (seconds per node / edge): input, result check
@@ -35,7 +35,7 @@ CHECK_PER_NODE = 3e-8                  # the O(n) rank check alone
 WALL_PER_NODE = {"sequential": 2.6e-7, "cpu-random-splitter": 2.8e-8}
 WALL_PER_EDGE = 2.5e-7
 # real GPU, one run of the algorithm (H100-class; seconds per node / edge)
-GPU_PER_NODE = {"rs64": 2e-9, "rs48": 2e-9, "even48": 2e-9, "wylie": 1e-8}
+GPU_PER_NODE = {"rs64": 2e-9, "rs48": 2e-9, "even48": 2e-9, "rs64p": 2e-9, "wylie": 1e-8}
 GPU_PER_EDGE = 5e-9
 FIXED = 0.05
 MEM_BASE = 120e6                       # bytes: the interpreter, numpy, simgpu, a small point
@@ -53,7 +53,7 @@ if _numba_core():
     # `benchmarks/paper_point_costs.py --lists 18 20 --graphs 13 15`, the larger size's
     # figure, 2026-11-26, main at a118d07 with the numba core and a mypyc build, this
     # shared 2-core VM (other jobs running: an upper bound).
-    SIM_PER_NODE = {"rs64": 4.9e-6, "rs48": 7.8e-6, "even48": 5.0e-6}
+    SIM_PER_NODE = {"rs64": 4.9e-6, "rs48": 7.8e-6, "even48": 5.0e-6, "rs64p": 6.0e-6}
     SIM_WYLIE_PER_NODE_ROUND = 1.5e-6            # 30 us per node at 2^20 (20 rounds)
     SIM_PER_EDGE = {"lists": 1.8e-4, "trees": 1.2e-4, "random": 7.1e-5, "lockstep": 1e-5}
     MEASURED = ("sim:gtx260 with the numba memory core, list ranking on trace-block, 2-core "
@@ -73,7 +73,7 @@ def lr_cost(variant: str, n: int, real: bool, repeats: int = 1, first: bool = Tr
 
 # device bytes per node (the arrays of algorithms/list_ranking): succ 4n plus the packed
 # 64-bit words 8n; succ, a 16-bit owner and a 32-bit rank; Wylie's succ and two 8n buffers
-DEVICE_BYTES_PER_NODE = {"rs64": 12, "rs48": 10, "even48": 10, "wylie": 20}
+DEVICE_BYTES_PER_NODE = {"rs64": 12, "rs48": 10, "even48": 10, "rs64p": 12, "wylie": 20}
 
 
 def lr_fits(variant: str, n: int, capacity) -> bool:
