@@ -8,9 +8,23 @@ in it, and a capacity that allocations cannot exceed.
 * :class:`AddressSpace` -- the allocator of one device: an array of at least one page
   starts on a page boundary and takes whole pages (as the driver maps large
   allocations); a smaller one is packed 256-byte aligned between others (as the
-  driver's sub-allocator packs small ones).  First fit from the bottom, so a device
-  whose arrays are never freed lays them out one after another.  An allocation that
-  does not fit raises :class:`DeviceMemoryError` and changes nothing.
+  driver's sub-allocator packs small ones).  First fit from the bottom in the space
+  no array has used yet, so a device whose arrays are never freed lays them out one
+  after another; the blocks of freed arrays are taken (first fit) only when that space
+  has no room.  An allocation that does not fit raises :class:`DeviceMemoryError` and
+  changes nothing.
+
+  Why freed blocks come last (CuPy's pool would hand a freed block out again at
+  once): an array is freed when Python drops its last reference, and when that
+  happens is not the program's alone to say.  A sampling profiler holding a frame (a
+  Dask worker's, every 10 ms), a traceback, a debugger or a reference cycle waiting
+  for the collector keeps an array alive a while longer.  Had the next allocation
+  gone into the freed block, it would then have landed elsewhere, and the same seed
+  given other times (issue 19: list ranking's 40-byte input-scan counters, freed as
+  ``device_input.prepare`` returns, kept by a Dask worker's profiler, moved RS2's
+  ``given`` array and RS2's time from 0.008826 to 0.008858 ms).  Taken from unused
+  space, an address depends only on the sizes allocated before it, as long as the
+  device's allocations fit in its memory.
 
 Virtual and physical addresses are the same here: the page tables map every page to
 itself (identity), so translation costs time (TLB misses, walks) but never moves data
@@ -43,6 +57,16 @@ class DeviceMemoryError(MemoryError):
 
 def _round_up(n: int, unit: int) -> int:
     return -(-n // unit) * unit
+
+
+def _first_fit(starts: list, ends: list, align: int, size: int) -> int | None:
+    """The lowest base, aligned to ``align``, of ``size`` bytes inside one of the
+    blocks [starts[i], ends[i]), or None."""
+    for lo, hi in zip(starts, ends):
+        base = _round_up(lo, align)
+        if base + size <= hi:
+            return base
+    return None
 
 
 def _gib(n: int) -> str:
@@ -99,6 +123,10 @@ class AddressSpace:
         self._ends = [top]
         self.in_use = self.reserved                # bytes taken: arrays (rounded) + tables
         self.arrays = 0
+        # The free space no array has used yet, [start, end) sorted (a part of the free
+        # blocks above): allocations look here first (see the module's docstring)
+        self._unused_starts = [ALIGNMENT]
+        self._unused_ends = [top]
 
     def span(self, nbytes: int) -> tuple[int, int]:
         """(alignment, bytes taken) of an allocation of ``nbytes``."""
@@ -112,13 +140,16 @@ class AddressSpace:
         """The base address of a new block for ``nbytes``; raises DeviceMemoryError (and
         changes nothing) if no free block holds it."""
         align, size = self.span(nbytes)
-        for i, (lo, hi) in enumerate(zip(self._starts, self._ends)):
-            base = _round_up(lo, align)
-            if base + size <= hi:
-                self._take(i, base, base + size)
-                self.in_use += size
-                self.arrays += 1
-                return base
+        base = _first_fit(self._unused_starts, self._unused_ends, align, size)
+        if base is None:                           # freed blocks only when that is full
+            base = _first_fit(self._starts, self._ends, align, size)
+        if base is not None:
+            i = bisect.bisect_right(self._starts, base) - 1      # the free block holding it
+            self._take(i, base, base + size)
+            self._now_used(base, base + size)
+            self.in_use += size
+            self.arrays += 1
+            return base
         free = self.capacity - self.in_use
         largest = max((hi - _round_up(lo, align) for lo, hi in zip(self._starts, self._ends)),
                       default=0)
@@ -161,6 +192,25 @@ class AddressSpace:
         if lo < base:
             self._starts.insert(i, lo)
             self._ends.insert(i, base)
+
+    def _now_used(self, lo: int, hi: int) -> None:
+        """Take [lo, hi) out of the unused space (it may span several of its pieces
+        where a freed block joined them)."""
+        starts, ends = self._unused_starts, self._unused_ends
+        i = bisect.bisect_right(ends, lo)                  # the first piece ending above lo
+        j = i
+        while j < len(starts) and starts[j] < hi:
+            j += 1
+        if i == j:
+            return
+        keep_s, keep_e = [], []
+        if starts[i] < lo:
+            keep_s.append(starts[i])
+            keep_e.append(lo)
+        if ends[j - 1] > hi:
+            keep_s.append(hi)
+            keep_e.append(ends[j - 1])
+        starts[i:j], ends[i:j] = keep_s, keep_e
 
     @property
     def free_bytes(self) -> int:
