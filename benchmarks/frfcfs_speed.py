@@ -20,7 +20,6 @@ scheduler's decision events.  The kernels:
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime
 import gc
 import os
@@ -35,6 +34,8 @@ from simgpu.lang import Array, blockDim, blockIdx, i32, kernel, threadIdx
 from simgpu.mem import native_load
 from simgpu_apps.memory_kernels import gather_scatter, read_wide
 
+from dram_bandwidth import with_scheduling
+
 BLOCK = 256
 
 
@@ -43,15 +44,6 @@ def copy(src: Array[i32], dst: Array[i32], n: i32):
     i = blockIdx.x * blockDim.x + threadIdx.x
     if i < n:
         dst[i] = src[i]
-
-
-def with_scheduling(dev, mode: str):
-    """``dev`` with ``[dram] read_scheduling = mode``."""
-    if mode == dev.config.dram.read_scheduling:
-        return dev
-    cfg = dev.config
-    cfg = dataclasses.replace(cfg, dram=dataclasses.replace(cfg.dram, read_scheduling=mode))
-    return type(dev)(cfg, f"{dev.name}+{mode}")
 
 
 def launch(dev, name: str, log2n: int):
