@@ -26,7 +26,7 @@ import tempfile
 
 import simgpu
 from simgpu_apps.config_variants import h100_without
-from simgpu_apps.gpu_tools.validate import run_cases
+from simgpu_apps.gpu_tools.validate import occurrences, run_cases
 from simgpu_apps.gpu_tools.validate_cases import cases
 from simgpu_apps.gpu_tools.validate_diff import summary, time_table
 
@@ -45,16 +45,6 @@ def page_rows(text: str) -> dict:
             continue
         out.setdefault((cells[1], int(cells[2])), []).append((cells[4], gpu, ratio))
     return out
-
-
-def occurrences(kernels: list) -> list:
-    """(kernel, how many times it came before) for each launch: the pairing key."""
-    seen: dict = {}
-    keys = []
-    for k in kernels:
-        seen[k] = seen.get(k, -1) + 1
-        keys.append((k, seen[k]))
-    return keys
 
 
 def run_one(config: str, name: str, seed: int) -> list:
