@@ -24,27 +24,8 @@ import numpy as np
 
 import simgpu
 from simgpu.lang import Array, blockDim, blockIdx, gridDim, i32, kernel, threadIdx
-
-
-@kernel
-def copy(src: Array[i32], dst: Array[i32], n: i32):
-    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
-        dst[i] = src[i]
-
-
-@kernel
-def read_only(src: Array[i32], out: Array[i32], n: i32):
-    t = blockIdx.x * blockDim.x + threadIdx.x
-    acc = 0
-    for i in range(t, n, gridDim.x * blockDim.x):
-        acc += src[i]
-    out[t] = acc
-
-
-@kernel
-def write_only(dst: Array[i32], n: i32):
-    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
-        dst[i] = i
+from simgpu_apps.gpu_tools.calibrate_cases import copy, write     # the calibration's own
+from simgpu_apps.memory_kernels import read_sum
 
 
 @kernel
@@ -64,8 +45,8 @@ def shapes(dev, n):
     index = dev.to_device(np.random.default_rng(1).permutation(n)[: n // 8].astype(np.int32))
     return threads, [
         ("copy", copy, (src, dst, n)),
-        ("read-only", read_only, (src, out, n)),
-        ("write-only", write_only, (dst, n)),
+        ("read-only", read_sum, (src, out, n)),
+        ("write-only", write, (dst, n)),
         ("random 32-B reads", random_reads, (src, index, out, n // 8)),
     ]
 

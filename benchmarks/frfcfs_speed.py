@@ -20,7 +20,6 @@ scheduler's decision events.  The kernels:
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime
 import gc
 import os
@@ -31,36 +30,13 @@ import time
 import numpy as np
 
 import simgpu
-from simgpu.lang import Array, blockDim, blockIdx, gridDim, i32, kernel, threadIdx
+from simgpu.lang import Array, blockDim, blockIdx, i32, kernel, threadIdx
 from simgpu.mem import native_load
+from simgpu_apps.memory_kernels import gather_scatter, read_wide
+
+from dram_bandwidth import with_scheduling
 
 BLOCK = 256
-
-
-@kernel
-def gather_scatter(src: Array[i32], idx_a: Array[i32], idx_b: Array[i32], perm: Array[i32],
-                   dst: Array[i32], n: i32):
-    i = blockIdx.x * blockDim.x + threadIdx.x
-    if i < n:
-        dst[perm[i]] = src[idx_a[i]] + src[idx_b[i]]
-
-
-@kernel
-def read_wide(src: Array[i32], out: Array[i32], n: i32):
-    t = blockIdx.x * blockDim.x + threadIdx.x
-    s = gridDim.x * blockDim.x
-    acc = 0
-    for i in range(t, n, 8 * s):     # n is a multiple of 8 s
-        a0 = src[i]
-        a1 = src[i + s]
-        a2 = src[i + 2 * s]
-        a3 = src[i + 3 * s]
-        a4 = src[i + 4 * s]
-        a5 = src[i + 5 * s]
-        a6 = src[i + 6 * s]
-        a7 = src[i + 7 * s]
-        acc += a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7
-    out[t] = acc
 
 
 @kernel
@@ -68,15 +44,6 @@ def copy(src: Array[i32], dst: Array[i32], n: i32):
     i = blockIdx.x * blockDim.x + threadIdx.x
     if i < n:
         dst[i] = src[i]
-
-
-def with_scheduling(dev, mode: str):
-    """``dev`` with ``[dram] read_scheduling = mode``."""
-    if mode == dev.config.dram.read_scheduling:
-        return dev
-    cfg = dev.config
-    cfg = dataclasses.replace(cfg, dram=dataclasses.replace(cfg.dram, read_scheduling=mode))
-    return type(dev)(cfg, f"{dev.name}+{mode}")
 
 
 def launch(dev, name: str, log2n: int):

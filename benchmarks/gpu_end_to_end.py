@@ -52,7 +52,7 @@ import time
 import numpy as np
 
 from e2e_timeline import timeline          # benchmarks/e2e_timeline.py (--timeline)
-from simgpu_apps.gpu_tools.inputs import random_list_gpu
+from simgpu_apps.gpu_tools.inputs import pointer_jumping_ranks, random_list_gpu
 from simgpu_apps.table_out import emit
 
 
@@ -91,14 +91,7 @@ class Gpu:
         return random_list_gpu(self.cp, n, seed)
 
     def reference_ranks(self, succ):
-        cp = self.cp
-        n = succ.size
-        rank = (succ != cp.arange(n, dtype=cp.int32)).astype(cp.int64)
-        s = succ.copy()
-        for _ in range(max(1, int(np.ceil(np.log2(max(n, 2)))))):
-            rank = rank + rank[s]
-            s = s[s]
-        return rank
+        return pointer_jumping_ranks(self.cp, succ)
 
     def asarray(self, host):
         return self.cp.asarray(host)

@@ -22,18 +22,8 @@ import time
 import numpy as np
 
 from gpu_timing import algorithm_time, cuda_time
-from simgpu_apps.gpu_tools.inputs import random_list_gpu
+from simgpu_apps.gpu_tools.inputs import pointer_jumping_ranks, random_list_gpu
 from simgpu_apps.table_out import emit
-
-
-def pointer_jumping_cupy(cp, succ):
-    n = succ.size
-    rank = (succ != cp.arange(n, dtype=cp.int32)).astype(cp.int64)
-    s = succ.copy()
-    for _ in range(max(1, int(np.ceil(np.log2(max(n, 2)))))):
-        rank = rank + rank[s]
-        s = s[s]
-    return rank
 
 
 def main():
@@ -70,8 +60,8 @@ def main():
         def scatter():
             words[perm] = vals
         store = cuda_time(cp, scatter)
-        peer_rank = pointer_jumping_cupy(cp, succ)
-        peer = cuda_time(cp, lambda: pointer_jumping_cupy(cp, succ), repeats=3)
+        peer_rank = pointer_jumping_ranks(cp, succ)
+        peer = cuda_time(cp, lambda: pointer_jumping_ranks(cp, succ), repeats=3)
         lines.append(f"| 2^{log2n} | random int32 gather (floor) | | {gather:.3f} | | | 1.00 | |")
         lines.append(f"| 2^{log2n} | random 64-bit scatter | | {store:.3f} | | | "
                      f"{store / gather:.2f} | |")

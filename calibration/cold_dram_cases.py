@@ -16,27 +16,14 @@ from __future__ import annotations
 import argparse
 import datetime
 import pathlib
-import re
 import tempfile
 
 import simgpu
+from simgpu_apps.config_variants import h100_without
 from simgpu_apps.gpu_tools.calibrate_cases import Case, FULL, measure_sim
 
-H100 = pathlib.Path(simgpu.__file__).parent / "configs" / "h100.toml"
 CASES = [Case("copy", 1 << 20), Case("copy", 1 << 22), Case("read", 1 << 22), Case("read", 1 << 24),
          Case("gather", 1 << 20), Case("gather", 1 << 22)]
-
-
-def without(keys: list, folder: pathlib.Path) -> str:
-    """A copy of h100.toml without the lines of ``keys`` (each there once)."""
-    text = H100.read_text()
-    for key in keys:
-        text, n = re.subn(rf"(?m)^{re.escape(key)}\s*=\s*[^#\n]*", "", text)
-        if n != 1:
-            raise SystemExit(f"h100.toml has {n} lines for {key!r}, expected one")
-    path = folder / "h100-without.toml"
-    path.write_text(text)
-    return "sim:" + str(path)
 
 
 def times(name: str) -> dict:
@@ -53,7 +40,7 @@ def main(argv=None) -> None:
     ap.add_argument("--without", nargs="+", default=["l2_fill_bandwidth_gbps"])
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        base = times(without(args.without, pathlib.Path(tmp)))
+        base = times("sim:" + h100_without(args.without, pathlib.Path(tmp)))
     now = times("sim:h100")
     empty = Case("empty", FULL).label
     print(f"# the calibration's cold DRAM cases on sim:h100, timed-block, {datetime.date.today()} "

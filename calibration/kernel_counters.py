@@ -28,6 +28,7 @@ import numpy as np
 
 from calibration import probe_cli
 from simgpu_apps import table_out
+from simgpu_apps.gpu_tools.validate import occurrences
 
 # What the GPU's side reads (Nsight Compute metric names; .sum over the units, .max:
 # the busiest unit, so sum / max / units says how evenly the slices were used).
@@ -111,17 +112,6 @@ def under_ncu(out: pathlib.Path, metrics: list, child: list) -> None:
 def gpu(out: pathlib.Path, names: str) -> None:
     under_ncu(out, CACHE_METRICS + STALL_METRICS,
               ["-m", "calibration.kernel_counters", "--child", str(out), "--cases", names])
-
-
-def occurrences(kernels: list) -> list:
-    """[(kernel, r)]: each launch as the r-th launch of its kernel, so runs whose rounds
-    differ pair round by round (as simgpu_apps.gpu_tools.validate.pair_launches does)."""
-    seen: dict = {}
-    out = []
-    for k in kernels:
-        seen[k] = seen.get(k, -1) + 1
-        out.append((k, seen[k]))
-    return out
 
 
 def model(names: str) -> dict:

@@ -26,8 +26,9 @@ import numpy as np
 
 import simgpu
 from calibration.loaded_latency_probe import LEVELS, SMS
-from calibration.stream_limits import load_latencies, read_sum
+from calibration.stream_limits import load_latencies
 from simgpu.lang import Array, blockDim, blockIdx, gridDim, i32, kernel, threadIdx
+from simgpu_apps.memory_kernels import read_sum
 
 
 @kernel

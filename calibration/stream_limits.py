@@ -24,8 +24,8 @@ Shapes (cold L2, timed-block engine, a fresh sim:h100 per run):
 * ``strideS``: 2^20 threads (4,096 blocks), each reading one int32 at S x i and storing
   it: S = 8 reads every sector of 32 MiB, 8 lines per warp; S = 32 one sector of each
   128-B line, 32 lines per warp;
-* ``stencil``: 2^22 threads, each summing five neighbours of an int32 array (the shape of
-  the held-out ``stencil_1d``, run only to diagnose).
+* ``stencil``: 2^22 threads, each summing five neighbours of an int32 array (the held-out
+  ``stencil_1d`` itself, run only to diagnose).  The kernels: simgpu_apps/memory_kernels.py.
 
 Variants (config overrides in a temporary copy of h100.toml):
 
@@ -67,9 +67,10 @@ import time
 import numpy as np
 
 import simgpu
-from simgpu.lang import Array, blockDim, blockIdx, gridDim, i32, kernel, threadIdx
+from simgpu.lang import Array, blockDim, blockIdx, i32, kernel, threadIdx
 from simgpu.mem.deferred_reads import DEFERRED
 from simgpu.mem.memory_system import MemorySystem
+from simgpu_apps.memory_kernels import read_sum, read_wide, stencil_1d
 
 CONFIG = pathlib.Path(simgpu.__file__).parent / "configs" / "h100.toml"
 ROWS_FREE = {k: 1 for k in ("trp", "trcd", "tras", "trc", "trrd", "trrd_l", "tfaw")}
@@ -88,43 +89,6 @@ VARIANTS = {
     "no-dispatch": {"block_dispatch_ns": 0},
 }
 WAVE = 132 * 8                      # one full wave of 256-thread blocks on the H100
-
-
-@kernel
-def read_sum(src: Array[i32], out: Array[i32], n: i32):
-    t = blockIdx.x * blockDim.x + threadIdx.x
-    acc = 0
-    for i in range(t, n, gridDim.x * blockDim.x):
-        acc += src[i]
-    out[t] = acc
-
-
-@kernel
-def read_wide(src: Array[i32], out: Array[i32], n: i32):
-    t = blockIdx.x * blockDim.x + threadIdx.x
-    s = gridDim.x * blockDim.x
-    acc = 0
-    for i in range(t, n, 8 * s):     # n is a multiple of 8 s
-        a0 = src[i]
-        a1 = src[i + s]
-        a2 = src[i + 2 * s]
-        a3 = src[i + 3 * s]
-        a4 = src[i + 4 * s]
-        a5 = src[i + 5 * s]
-        a6 = src[i + 6 * s]
-        a7 = src[i + 7 * s]
-        acc += a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7
-    out[t] = acc
-
-
-@kernel
-def stencil5(src: Array[i32], dst: Array[i32], n: i32):
-    i = blockIdx.x * blockDim.x + threadIdx.x
-    if i < n:
-        if i >= 2 and i < n - 2:
-            dst[i] = src[i - 2] + src[i - 1] + src[i] + src[i + 1] + src[i + 2]
-        else:
-            dst[i] = src[i]
 
 
 @kernel
@@ -148,7 +112,7 @@ def launch(dev, shape: str, log2n: int = 22):
     if shape == "stencil":
         n = 1 << 22
         src, dst = dev.to_device(np.arange(n, dtype=np.int32)), dev.zeros(n, np.int32)
-        return dev.launch(stencil5, n // 256, 256, src, dst, n)
+        return dev.launch(stencil_1d, n // 256, 256, src, dst, n)
     m = re.fullmatch(r"stride(\d+)", shape)
     if m:
         stride, n = int(m.group(1)), 1 << 20

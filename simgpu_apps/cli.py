@@ -1,7 +1,9 @@
 """The ``simgpu`` command.
 
 Each subcommand is a pair: ``add_<name>(subparsers)`` declares its arguments
-(with examples in its help) and ``cmd_<name>(args)`` runs it.  Errors a user
+(with examples in its help) and ``cmd_<name>(args)`` runs it; ``simgpu coalesce``'s
+pair and its example are in cli_coalesce.py, what both modules use (UserError, the
+help formatter, the --device lookup) in cli_checks.py.  Errors a user
 can cause (bad arguments, files, kernels) end with one clear line on stderr
 and exit status 2, never a traceback.
 """
@@ -13,24 +15,17 @@ import sys
 
 import numpy as np
 
-from simgpu import get_device
 from simgpu.lang.errors import KernelError, LaunchError, SimgpuError
-from simgpu_apps.cli_checks import import_user_module, one_line
-
-
-class UserError(Exception):
-    """A mistake in the command line; printed as one line."""
-
-
-def _formatter(prog):
-    return argparse.RawDescriptionHelpFormatter(prog, max_help_position=32)
+from simgpu_apps.cli_checks import (UserError, help_formatter, import_user_module, one_line,
+                                    user_device)
+from simgpu_apps.cli_coalesce import add_coalesce, cmd_coalesce
 
 
 # --- simgpu devices ------------------------------------------------------------
 
 def add_devices(sub):
     p = sub.add_parser("devices", help="list the simulated GPUs (and the real one, if present)",
-                       formatter_class=_formatter, description="""\
+                       formatter_class=help_formatter, description="""\
 List the GPU configurations the simulator knows.
 
 examples:
@@ -61,177 +56,11 @@ def cmd_devices(args):
     print("cuda       the real GPU through CuPy (needs the 'gpu' extra and an NVIDIA GPU)")
 
 
-# --- simgpu coalesce ------------------------------------------------------------
-
-def add_coalesce(sub):
-    p = sub.add_parser("coalesce", help="show how a warp's addresses become memory transactions",
-                       formatter_class=_formatter, description="""\
-Show, lane by lane, which memory transactions one warp instruction becomes.
-Either describe an access pattern (stride, offset, word size, architecture),
-or run the paper's striding-vs-partitioning example on a simulated GPU and
-look at real instructions of the launch.
-
-examples:
-  simgpu coalesce --stride 1                      # the ideal case on CC 1.3
-  simgpu coalesce --stride 1 --offset 1           # misaligned: 64 B + 32 B
-  simgpu coalesce --stride 2 --arch sm_90         # 32-byte sectors on Hopper
-  simgpu coalesce --stride 1 --offset 1 --arch sm_11,sm_13,sm_90   # three rules compared
-  simgpu coalesce --stride 1 --offset 1 --steps   # the rule, step by step
-  simgpu coalesce --example striding              # section 2.5 of the paper
-  simgpu coalesce --example striding --chart      # plus a memory chart per launch
-  simgpu coalesce --example striding --device sim:h100 --plot out.png""")
-    p.add_argument("--stride", type=int, default=None,
-                   help="elements between neighbouring lanes (default 1)")
-    p.add_argument("--offset", type=int, default=None, help="element index of lane 0 (default 0)")
-    p.add_argument("--word-size", type=int, default=None, choices=(1, 2, 4, 8, 16),
-                   help="bytes per word (default 4)")
-    p.add_argument("--arch", default=None, help="sm_11, sm_13, sm_20, sm_90, ... (default: the "
-                   "device's); several, comma-separated, compare them: --arch sm_11,sm_13,sm_90")
-    p.add_argument("--lanes", type=int, default=None, help="active lanes of the warp (default 32)")
-    p.add_argument("--steps", action="store_true",
-                   help="tell the coalescing rule step by step for this warp")
-    p.add_argument("--example", choices=("striding",), help="run a ready example kernel pair")
-    p.add_argument("--chart", action="store_true",
-                   help="with --example: a memory chart per launch (requests, L1, L2, DRAM)")
-    p.add_argument("--device", default="sim:gtx260")
-    p.add_argument("-n", type=int, default=1 << 16, help="elements for --example")
-    p.add_argument("--plot", metavar="PNG", help="also draw the picture (needs matplotlib)")
-    p.add_argument("--json", action="store_true")
-
-
-def cmd_coalesce(args):
-    from simgpu.mem.explain import access_pattern, compare, explain, plot
-    from simgpu.mem.explain_steps import steps
-    dev = _sim_device(args.device)
-    if args.example:
-        return _coalesce_example(args, dev)
-    if args.chart:
-        raise UserError("--chart draws the launches of --example; add --example striding")
-    stride = 1 if args.stride is None else args.stride
-    offset = 0 if args.offset is None else args.offset
-    word_size = 4 if args.word_size is None else args.word_size
-    lanes = 32 if args.lanes is None else args.lanes
-    archs = [a.strip() for a in (args.arch or dev.arch).split(",") if a.strip()]
-    if not 1 <= lanes <= 32:
-        raise UserError(f"--lanes must be 1..32, not {lanes}")
-    addr = access_pattern(stride, offset, word_size, lanes)
-    if (addr < 0).any():
-        raise UserError("the pattern reaches negative addresses; use a larger --offset")
-    if args.json:
-        from simgpu.mem.coalesce import transactions
-        found = {a: transactions(addr, word_size, a) for a in archs}
-        out = {"arch": archs[0], "addresses": addr.tolist(), "transactions": found[archs[0]]}
-        if len(archs) > 1:
-            out["by_arch"] = found
-        print(json.dumps(out))
-        return
-    if len(archs) > 1:
-        print(compare(addr, word_size, archs,
-                      f"stride {stride}, offset {offset}, {word_size}-byte words, {len(addr)} lanes"))
-        print()
-    for arch in archs:
-        title = f"stride {stride}, offset {offset}, {word_size}-byte words, {arch}"
-        print(explain(addr, word_size, arch, title=title))
-        if args.steps:
-            print()
-            print(steps(addr, word_size, arch))
-        if len(archs) > 1:
-            print()
-    if args.plot:
-        for arch in archs:
-            path = args.plot if len(archs) == 1 else args.plot.replace(".png", f"_{arch}.png")
-            plot(addr, word_size, arch, path, f"stride {stride}, offset {offset}, {arch}")
-            print(f"picture written to {path}")
-
-
-def _times(a: float, b: float) -> str:
-    """'2.3x slower' / '1.4x faster' / 'about as fast': a's time against b's."""
-    r = a / b
-    if r >= 1.05:
-        return f"{r:.1f}x slower than"
-    if r <= 1 / 1.05:
-        return f"{1 / r:.1f}x faster than"
-    return "about as fast as"
-
-
-def _coalesce_example(args, dev):
-    from simgpu_apps.lessons import coalescing as ex
-    from simgpu.mem.explain import explain, plot
-    given = [f"--{k.replace('_', '-')}" for k in ("stride", "offset", "word_size", "lanes")
-             if getattr(args, k) is not None] + (["--steps"] if args.steps else [])
-    if given:
-        raise UserError(f"{', '.join(given)}: options of a pattern of your own, which "
-                        "--example does not use (its kernels make their own addresses); drop "
-                        "--example to see your pattern")
-    arch = dev.arch
-    if args.arch and args.arch != dev.arch:
-        raise UserError(f"--example runs on --device {dev.name} ({dev.arch}), and its numbers are "
-                        f"that device's; --arch {args.arch} would draw other rules over them. "
-                        "Drop --arch, or compare rules on a pattern: simgpu coalesce --stride 1 "
-                        f"--arch {args.arch}")
-    n = args.n
-    src, dst = dev.to_device(np.arange(n, dtype=np.int32)), dev.zeros(n, np.int32)
-    threads = dev.config.gpu.sm_count * 256
-    rows = {}
-    for kern in (ex.copy_striding, ex.copy_partitioning):
-        dev.flush_caches()               # each kernel starts with a cold L2, as under ncu
-        rep = dev.launch(kern, threads // 256, 256, src, dst, n, engine="timed")
-        if not np.array_equal(dst.to_host(), np.arange(n)):
-            raise RuntimeError(f"{kern.name} copied wrong data")      # a simulator bug, loudly
-        rows[kern.name] = rep
-    if args.json:
-        print(json.dumps({k: r.to_dict() for k, r in rows.items()}, indent=2, default=str))
-        return
-    print(ex.__doc__.strip())
-    print()
-    for name, rep in rows.items():
-        sample = next(s for (line, kind), s in rep.samples.items() if kind == "load")
-        print(f"== {name}: line {sample['line']}: {sample['source']}   (first warp's load)")
-        print(explain(sample["address"], sample["word_size"], arch, sample["active"]))
-        print()
-    print(f"{'kernel':20}{'transactions':>14}{'bytes moved':>14}{'efficiency':>12}{'time ms':>12}")
-    for name, rep in rows.items():
-        c = rep.loads
-        c2 = rep.stores
-        print(f"{name:20}{c.transactions + c2.transactions:>14,}{c.bytes + c2.bytes:>14,}"
-              f"{(c.bytes_requested + c2.bytes_requested) / (c.bytes + c2.bytes):>12.0%}"
-              f"{rep.time_ms:>12.4f}")
-    s, p = rows["copy_striding"], rows["copy_partitioning"]
-    print(f"\npartitioning is {_times(p.time_ms, s.time_ms)} striding on {dev.name} "
-          f"({n:,} ints, {threads:,} threads, timed engine)")
-    print("note: 'striding' is the paper's name for the grid-stride loop, the coalesced one. "
-          "NVIDIA's strideCopy (CUDA C Best Practices Guide) is the opposite: neighbouring lanes "
-          "a stride apart; see python -m simgpu_apps.lessons.offset_stride")
-    if args.chart:
-        from simgpu_apps.lessons.memory_chart import chart
-        for rep in rows.values():
-            print()
-            print(chart(rep))
-    if args.plot:
-        sample = next(s for (line, kind), s in p.samples.items() if kind == "load")
-        plot(sample["address"][sample["active"]], sample["word_size"], arch, args.plot,
-             "copy_partitioning: first warp's load")
-        print(f"picture written to {args.plot}")
-
-
-def _device(name):
-    try:
-        return get_device(name)
-    except RuntimeError as exc:          # no CuPy or no GPU for "cuda"
-        raise UserError(str(exc)) from None
-
-
-def _sim_device(name):
-    if not str(name).startswith("sim:"):
-        raise UserError(f"this command runs on a simulated device (sim:...), not {name}")
-    return _device(name)
-
-
 # --- simgpu paper ---------------------------------------------------------------
 
 def add_paper(sub):
     p = sub.add_parser("paper", help="reproduce the paper's figures and tables, with verdicts",
-                       formatter_class=_formatter, description="""\
+                       formatter_class=help_formatter, description="""\
 Run the experiments of Dehne & Yogaratnam's paper (list ranking: Fig. 2,
 Fig. 3 left/right, Tables 2 and 3; connected components: Fig. 4, 5, 6 and
 Table 4) and write every figure (PNG, needs matplotlib; data as CSV),
@@ -329,7 +158,7 @@ def _device_options(p):
 
 def add_rank(sub):
     p = sub.add_parser("rank", help="rank a list (or forest of lists) on a device",
-                       formatter_class=_formatter, description="""List ranking: each node's distance to the tail of its list.
+                       formatter_class=help_formatter, description="""List ranking: each node's distance to the tail of its list.
 
 examples:
   simgpu rank --random 100000                       # random splitter on sim:gtx260
@@ -358,7 +187,7 @@ def cmd_rank(args):
 
 def add_cc(sub):
     p = sub.add_parser("cc", help="label the connected components of a graph on a device",
-                       formatter_class=_formatter, description="""Connected components (Shiloach-Vishkin): each vertex's label is the smallest
+                       formatter_class=help_formatter, description="""Connected components (Shiloach-Vishkin): each vertex's label is the smallest
 vertex id of its component.
 
 examples:
@@ -390,7 +219,7 @@ def cmd_cc(args):
 
 
 def _engine_device(args):
-    dev = _device(args.device)
+    dev = user_device(args.device)
     if args.engine:
         if not dev.is_simulated:
             raise UserError("--engine applies to simulated devices only")
@@ -418,7 +247,7 @@ def _finish(args, result, launches, summary):
 
 def add_show_cuda(sub):
     p = sub.add_parser("show-cuda", help="print the CUDA C a kernel renders to",
-                       formatter_class=_formatter, description="""Print the CUDA C of a kernel: module:kernel, as in an import.
+                       formatter_class=help_formatter, description="""Print the CUDA C of a kernel: module:kernel, as in an import.
 
 examples:
   simgpu show-cuda simgpu_apps.lessons.coalescing:copy_striding
@@ -427,7 +256,6 @@ examples:
 
 
 def cmd_show_cuda(args):
-    import importlib
     from simgpu.lang import Kernel
     module, _, name = args.target.partition(":")
     if not name:
@@ -472,7 +300,7 @@ COMMANDS = {"devices": (add_devices, cmd_devices), "coalesce": (add_coalesce, cm
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="simgpu", formatter_class=_formatter,
+    parser = argparse.ArgumentParser(prog="simgpu", formatter_class=help_formatter,
                                      description="simgpu: a GPU model you can read.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True

@@ -1,4 +1,6 @@
-"""Checks of the ``simgpu`` command line made before any command runs.
+"""Checks of the ``simgpu`` command line made before any command runs, and what the
+modules of its subcommands (cli.py, cli_coalesce.py) share: UserError, the help
+formatter, the device an option names.
 
 Paths a command will write (``--output``, ``--out``, ``--plot``) and options whose
 values argparse cannot judge alone are checked here, so that a wrong one ends the
@@ -6,8 +8,34 @@ command with one line on stderr before anything is computed.
 """
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
+
+from simgpu import get_device
+
+
+class UserError(Exception):
+    """A mistake in the command line; printed as one line."""
+
+
+def help_formatter(prog):
+    return argparse.RawDescriptionHelpFormatter(prog, max_help_position=32)
+
+
+def user_device(name):
+    """The device a ``--device`` option names; a CUDA device that cannot start is a UserError."""
+    try:
+        return get_device(name)
+    except RuntimeError as exc:          # no CuPy or no GPU for "cuda"
+        raise UserError(str(exc)) from None
+
+
+def sim_device(name):
+    """user_device, for a command that runs only on a simulated device."""
+    if not str(name).startswith("sim:"):
+        raise UserError(f"this command runs on a simulated device (sim:...), not {name}")
+    return user_device(name)
 
 
 def one_line(exc: BaseException) -> str:

@@ -152,7 +152,7 @@ def test_coalesce_example_chart_and_naming_note(capsys):
 
 
 def test_times_words_never_say_fractions_slower():
-    from simgpu_apps.cli import _times
+    from simgpu_apps.cli_coalesce import _times
     assert _times(2.0, 1.0) == "2.0x slower than"
     assert _times(0.9, 1.0) == "1.1x faster than"
     assert _times(1.01, 1.0) == "about as fast as"

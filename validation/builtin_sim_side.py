@@ -22,15 +22,13 @@ from __future__ import annotations
 
 import argparse
 import pathlib
-import re
 import tempfile
 
 import simgpu
-from simgpu_apps.gpu_tools.validate import run_cases
+from simgpu_apps.config_variants import h100_without
+from simgpu_apps.gpu_tools.validate import occurrences, run_cases
 from simgpu_apps.gpu_tools.validate_cases import cases
 from simgpu_apps.gpu_tools.validate_diff import summary, time_table
-
-H100 = pathlib.Path(simgpu.__file__).parent / "configs" / "h100.toml"
 
 
 def page_rows(text: str) -> dict:
@@ -47,28 +45,6 @@ def page_rows(text: str) -> dict:
             continue
         out.setdefault((cells[1], int(cells[2])), []).append((cells[4], gpu, ratio))
     return out
-
-
-def occurrences(kernels: list) -> list:
-    """(kernel, how many times it came before) for each launch: the pairing key."""
-    seen: dict = {}
-    keys = []
-    for k in kernels:
-        seen[k] = seen.get(k, -1) + 1
-        keys.append((k, seen[k]))
-    return keys
-
-
-def config_without(keys: list, folder: pathlib.Path) -> str:
-    """A copy of h100.toml without the lines of ``keys`` (each must be there once)."""
-    text = H100.read_text()
-    for key in keys:
-        text, n = re.subn(rf"(?m)^{re.escape(key)}\s*=\s*[^#\n]*", "", text)
-        if n != 1:
-            raise SystemExit(f"builtin_sim_side: h100.toml has {n} lines for {key!r}, expected one")
-    path = folder / "h100-without.toml"
-    path.write_text(text)
-    return str(path)
 
 
 def run_one(config: str, name: str, seed: int) -> list:
@@ -114,7 +90,7 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         config = args.config
         if args.without:
-            config = "sim:" + config_without(args.without, pathlib.Path(tmp))
+            config = "sim:" + h100_without(args.without, pathlib.Path(tmp))
         elif not config.startswith("sim:"):
             config = "sim:" + config
         keys = list(page)

@@ -5,10 +5,13 @@ write, gather, chase, atomic_one_counter, atomic_spread) or a built-in validatio
 kernel (the lessons' copies, list ranking, connected components): they differ in
 element type, indexing (one element per thread, 2-D grids), shared memory, or
 access pattern. Each is launched by a case in validation/heldout.py, which also
-holds its numpy reference.
+holds its numpy reference.  Two of them, ``stencil_1d`` and ``gather_scatter``, are
+defined in simgpu_apps/memory_kernels.py (calibration/ and benchmarks/ run them too and
+may not import this package) and imported here.
 """
 from simgpu.lang import (FULL_MASK, Array, atomic_add, blockDim, blockIdx, f32, gridDim, i32,
                          i64, kernel, shared_array, shfl_down_sync, syncthreads, threadIdx)
+from simgpu_apps.memory_kernels import gather_scatter, stencil_1d  # noqa: F401 (held-out)
 
 TILE = 32            # transpose tile edge (threads: TILE x TILE_ROWS)
 TILE_ROWS = 8
@@ -113,17 +116,6 @@ def histogram_atomic(keys: Array[i32], hist: Array[i32], n: i32):
 
 
 @kernel
-def stencil_1d(src: Array[i32], dst: Array[i32], n: i32):
-    # 5-point sum; the two cells at each end copy their input
-    i = blockIdx.x * blockDim.x + threadIdx.x
-    if i < n:
-        if i >= 2 and i < n - 2:
-            dst[i] = src[i - 2] + src[i - 1] + src[i] + src[i + 1] + src[i + 2]
-        else:
-            dst[i] = src[i]
-
-
-@kernel
 def stencil_2d(src: Array[f32], dst: Array[f32], width: i32, height: i32):
     # 5-point Jacobi step on the interior of a height x width grid; the border copies
     x = blockIdx.x * blockDim.x + threadIdx.x
@@ -179,11 +171,3 @@ def chase_i64(nxt: Array[i64], out: Array[i64], steps: i32):
         acc += p
     out[0] = p
     out[1] = acc
-
-
-@kernel
-def gather_scatter(src: Array[i32], idx_a: Array[i32], idx_b: Array[i32], perm: Array[i32],
-                   dst: Array[i32], n: i32):
-    i = blockIdx.x * blockDim.x + threadIdx.x
-    if i < n:
-        dst[perm[i]] = src[idx_a[i]] + src[idx_b[i]]

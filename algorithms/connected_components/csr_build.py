@@ -32,6 +32,7 @@ from simgpu.lang import (Array, atomic_add, atomic_sub, blockDim, blockIdx, grid
 
 from . import kernels as K
 from .kernels import SCAN_BLOCK, block_inclusive_scan, edge_status
+from .shiloach_vishkin import check_counts  # the edge check, shared with SV's upload_edges
 
 
 # --- CSR on the device ----------------------------------------------------------
@@ -160,7 +161,7 @@ def queue_csr(n: int, arr, device, grid: int, block: int, launch) -> QueuedCsr:
     launch(K.cc_edges_count_i64 if wide else K.cc_edges_count_i32, R, counts, n, m_in, chunk)
     m = None
     if 2 * m_in > INT32_MAX:               # the bound may be too large: read the real count
-        m = check_counts(n, arr, counts, grid)
+        m, _ = check_counts(n, arr, counts, grid)
     deg = device.zeros(n, np.int32)
     launch(uf_degree_i64 if wide else uf_degree_i32, R, deg, n, m_in)
     vchunk = -(-n // (grid * block)) * block
@@ -174,28 +175,11 @@ def queue_csr(n: int, arr, device, grid: int, block: int, launch) -> QueuedCsr:
     return QueuedCsr(off, adj, m, m_bound, counts, arr, grid)
 
 
-def check_counts(n: int, arr, counts, grid: int) -> int:
-    """The directed edge count, from cc_edges_count's counters (a host read, which
-    waits for the kernels queued so far); raises ValueError naming the first bad
-    edge where an id was out of range, or where the edges do not fit int32 indices."""
-    from .sequential import INT32_MAX, validate_edges
-    from .shiloach_vishkin import host_edges
-    c = counts.to_host().astype(np.int64)
-    if c[grid]:
-        validate_edges(n, host_edges(arr))            # raises, naming the first bad edge
-        raise RuntimeError(f"the device counted {c[grid]} edges out of range, the host none")
-    half = int(c[:grid].sum())
-    if 2 * half > INT32_MAX:
-        raise ValueError(f"{half} edges (not counting self-loops) give {2 * half} directed "
-                         f"edges, more than the int32 edge index allows ({INT32_MAX})")
-    return 2 * half
-
-
 def build_csr(n: int, arr, device, grid: int, block: int, launch):
     """(off, adj, directed edges): the graph in CSR on the device (see the module
     docstring), checked; arr: the host edges or DeviceEdges (shiloach_vishkin.edge_input)."""
     csr = queue_csr(n, arr, device, grid, block, launch)
-    m = csr.m if csr.m is not None else check_counts(n, arr, csr.counts, grid)
+    m = csr.m if csr.m is not None else check_counts(n, arr, csr.counts, grid)[0]
     return csr.off, csr.adj, m
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["validate_edges", "check_graph", "label_sequential", "label_union_find", "INT32_MAX"]
+__all__ = ["validate_edges", "check_graph", "directed_edge_count", "label_sequential",
+           "label_union_find", "INT32_MAX"]
 
 INT32_MAX = 2**31 - 1  # the kernels index vertices and edges with int32
 
@@ -62,6 +63,18 @@ def check_graph(n, edges) -> np.ndarray:
         raise ValueError(f"m={arr.shape[0]} edges do not fit the int32 index type "
                          f"(max {INT32_MAX})")
     return arr
+
+
+def directed_edge_count(loopless: int) -> int:
+    """2 x `loopless`: the directed edges the kernels store for that many edges that
+    are not self-loops (both orientations of each).  Raises ValueError where they do
+    not fit the int32 edge index."""
+    if 2 * loopless > INT32_MAX:
+        raise ValueError(f"{loopless} edges (not counting self-loops) give {2 * loopless} "
+                         f"directed edges, more than the int32 edge index allows "
+                         f"({INT32_MAX}): drop duplicate edges, or label the graph with "
+                         f"method='sequential' (on the host), which has no such limit")
+    return 2 * loopless
 
 
 def label_sequential(n, edges) -> np.ndarray:

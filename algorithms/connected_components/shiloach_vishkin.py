@@ -28,7 +28,7 @@ import numpy as np
 from . import kernels as K
 from simgpu.device import is_device_array
 
-from .sequential import INT32_MAX, check_graph, validate_edges
+from .sequential import INT32_MAX, check_graph, directed_edge_count, validate_edges
 
 BLOCK = 256                 # threads per block unless `threads` is smaller
 DEFAULT_MAX_BLOCKS = 128    # default p: one thread per item, at most 128 blocks
@@ -59,9 +59,7 @@ def prepare_edges(n: int, edges) -> np.ndarray:
         arr = np.empty((0, 2), dtype=np.int64)
     e = validate_edges(n, arr)
     e = e[e[:, 0] != e[:, 1]]                 # self-loops never join anything
-    if 2 * len(e) > INT32_MAX:
-        raise ValueError(f"{len(e)} edges (not counting self-loops) give {2 * len(e)} directed "
-                         f"edges, more than the int32 edge index allows ({INT32_MAX})")
+    directed_edge_count(len(e))               # raises where they do not fit int32 indices
     u, v = e[:, 0], e[:, 1]
     i = np.concatenate([u, v])
     j = np.concatenate([v, u])
@@ -254,22 +252,29 @@ def upload_edges(n: int, arr: np.ndarray, device, grid: int, block: int, launch)
     chunk = -(-m_in // (grid * block)) * block        # a multiple of the block, >= 1 tile
     counts = device.zeros(grid + 1, np.int32)
     launch(K.cc_edges_count_i64 if wide else K.cc_edges_count_i32, R, counts, n, m_in, chunk)
+    m, per_block = check_counts(n, arr, counts, grid)
+    if m == 0:
+        return device.zeros(1, np.int64), 0          # never read when m == 0
+    offsets = np.zeros(grid, dtype=np.int64)
+    np.cumsum(per_block[:-1], out=offsets[1:])
+    E = device.empty(m, np.int64)
+    launch(K.cc_edges_pack_i64 if wide else K.cc_edges_pack_i32, R, device.to_device(offsets), E,
+           m // 2, m_in, chunk)
+    return E, m
+
+
+def check_counts(n: int, arr, counts, grid: int):
+    """(m, per_block) from cc_edges_count's grid + 1 counters (a host read, which waits
+    for the kernels queued so far): per_block, the non-loop edges of each block's chunk
+    of the input (int64, length grid); m = 2 x their sum, the directed edge count.
+    Raises ValueError naming the first bad edge where an id was out of range, or where
+    the edges do not fit int32 indices (directed_edge_count)."""
     c = counts.to_host().astype(np.int64)
     if c[grid]:
         validate_edges(n, host_edges(arr))            # raises, naming the first bad edge
         raise RuntimeError(f"the device counted {c[grid]} edges out of range, the host none")
-    half = int(c[:grid].sum())
-    if 2 * half > INT32_MAX:
-        raise ValueError(f"{half} edges (not counting self-loops) give {2 * half} directed "
-                         f"edges, more than the int32 edge index allows ({INT32_MAX})")
-    if half == 0:
-        return device.zeros(1, np.int64), 0          # never read when m == 0
-    offsets = np.zeros(grid, dtype=np.int64)
-    np.cumsum(c[:grid - 1], out=offsets[1:])
-    E = device.empty(2 * half, np.int64)
-    launch(K.cc_edges_pack_i64 if wide else K.cc_edges_pack_i32, R, device.to_device(offsets), E,
-           half, m_in, chunk)
-    return E, 2 * half
+    per_block = c[:grid]
+    return directed_edge_count(int(per_block.sum())), per_block
 
 
 def device_labels(D, n: int, device, launch):

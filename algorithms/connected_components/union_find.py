@@ -347,5 +347,5 @@ def union_find(n, edges, device, threads=None, seed=0, launch_options=None,
     # The call's one host read, with every kernel queued: the edge check (an error names
     # the first bad edge; the labels computed without those edges are dropped).
     m = 0 if csr is None else csr.m if csr.m is not None else \
-        check_counts(n, arr, csr.counts, grid)
+        check_counts(n, arr, csr.counts, grid)[0]
     return labels, launches, uf_grid * block, m

@@ -6,7 +6,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .sections import (AtomicsModel, CacheModel, DramTiming, GpuInfo, IssueModel, Limits,
-                       MemoryModel, PcieModel, TlbModel, _dims, _size)
+                       MemoryModel, PcieModel, TlbModel)
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.4g} {unit}"
+    return f"{n} B"
+
+
+def _dims(d: tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(x) for x in d) + ")"
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """docs/configs.md's table of every config key, generated from the schema (the
-dataclasses of :mod:`simgpu.configs.sections`: each field's type, description, smallest
-value and default), so the page cannot drift from what the loader accepts.
+dataclasses of :mod:`simgpu.configs.sections` and ``core_sections``: each field's type,
+description, smallest value and default), so the page cannot drift from what the loader
+accepts.
 
     python -m simgpu.configs.key_table          # print the table
     python -m simgpu.configs.key_table --write  # put it into docs/configs.md

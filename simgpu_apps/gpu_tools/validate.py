@@ -134,18 +134,26 @@ def run_sim(selected, seeds, quick=False, jobs=1, cache=None):
     return done
 
 
+def occurrences(kernels: list) -> list:
+    """[(kernel, r)]: each launch, named by its kernel, as the r-th launch of that kernel:
+    the key that pairs two runs' launches (pair_launches; calibration/kernel_counters.py
+    and validation/builtin_sim_side.py pair theirs with it too)."""
+    seen: dict = {}
+    out = []
+    for k in kernels:
+        seen[k] = seen.get(k, -1) + 1
+        out.append((k, seen[k]))
+    return out
+
+
 def pair_launches(first, second) -> list:
     """(i, j) pairs of launches of the same kernel and the same occurrence of it (the
     r-th sv2_hook of one run with the r-th of the other): runs whose round counts
     differ (concurrent writes on the GPU) still pair round by round, and the kernels
     after the round loop pair with each other."""
-    def keys(launches):
-        seen = {}
-        for lc in launches:
-            seen[lc.kernel] = seen.get(lc.kernel, -1) + 1
-            yield lc.kernel, seen[lc.kernel]
-    where = {key: j for j, key in enumerate(keys(second))}
-    return [(i, where[key]) for i, key in enumerate(keys(first)) if key in where]
+    where = {key: j for j, key in enumerate(occurrences([lc.kernel for lc in second]))}
+    return [(i, where[key]) for i, key in enumerate(occurrences([lc.kernel for lc in first]))
+            if key in where]
 
 
 def compare(selected, sim, gpu, gpu_ncu, manifest) -> dict:

@@ -193,11 +193,17 @@ def test_many_random_schedules_one_graph(family):
 
 
 def test_round_limit_and_edge_index_limit(monkeypatch):
+    from algorithms.connected_components import sequential
     from algorithms.connected_components import shiloach_vishkin as sv   # the module
     dev = simgpu.get_device("sim:gtx260")
     with pytest.raises(cc.ConvergenceError, match="still a forest"):
         sv.shiloach_vishkin(10, [(k, k + 1) for k in range(9)], dev, max_rounds=1)
-    monkeypatch.setattr(sv, "INT32_MAX", 5)      # 3 edges = 6 directed edges > 5
-    with pytest.raises(ValueError, match="directed edges"):
-        cc.label(4, [(0, 1), (1, 2), (2, 3)])
+    monkeypatch.setattr(sequential, "INT32_MAX", 5)      # 3 edges = 6 directed edges > 5
+    for method in ("shiloach-vishkin", "union-find"):
+        with pytest.raises(ValueError, match=r"^3 edges \(not counting self-loops\) give 6 "
+                           r"directed edges, more than the int32 edge index allows \(5\): "
+                           r"drop duplicate edges, or label the graph with method='sequential'"):
+            cc.label(4, [(0, 1), (1, 2), (2, 3), (3, 3)], method=method)
+    with pytest.raises(ValueError, match=r"give 6 directed edges, more than"):
+        sv.prepare_edges(4, [(0, 1), (1, 2), (2, 3)])     # the host reference says the same
     assert cc.label(4, [(0, 1), (1, 2), (3, 3)]).labels.tolist() == [0, 0, 0, 3]  # loops dropped
