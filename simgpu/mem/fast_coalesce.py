@@ -28,6 +28,9 @@ from .warp_coalesce import _QUARTER_LISTS, _segment_size_1x
 
 __all__ = ["coalesce_packed", "packed_warps", "LazyPackedWarps", "unpack"]
 
+#: Whether the timed engines coalesce this way where they can (tests switch it off to
+#: compare a whole run with the reference path's).
+USE = ENABLED
 _WORD_SIZES = (1, 2, 4, 8, 16)
 #: per segment size: the (offset, size) of a transaction by its mask of used quarters
 _TABLES = {s: (np.array(_QUARTER_LISTS[s][0], np.int64), np.array(_QUARTER_LISTS[s][1], np.int64))
@@ -137,7 +140,7 @@ def packed_warps(acc, cc: int):
     (numba off, another CC, an empty or unusual access)."""
     ws = acc.word_size
     address, lane, warp = acc.address, acc.lane, acc.warp
-    if not ENABLED or not 12 <= cc < 20 or ws not in _WORD_SIZES or address.size == 0 \
+    if not USE or not 12 <= cc < 20 or ws not in _WORD_SIZES or address.size == 0 \
             or address.dtype != np.int64 or lane.dtype.kind != "i" or warp.dtype.kind != "i":
         return None
     seg_size = _segment_size_1x(ws)
