@@ -33,18 +33,29 @@ __all__ = ["coalesce_packed", "packed_warps", "LazyPackedWarps", "unpack"]
 USE = ENABLED
 _WORD_SIZES = (1, 2, 4, 8, 16)
 #: per segment size: the (offset, size) of a transaction by its mask of used quarters
-_TABLES = {s: (np.array(_QUARTER_LISTS[s][0], np.int64), np.array(_QUARTER_LISTS[s][1], np.int64))
-           for s in (32, 64, 128)}
+#: per segment size (32, 64, 128 B: rows 0, 1, 2), the (offset, size) of a transaction
+#: by its mask of used quarters (constants of the compiled code)
+_OFFS = np.array([_QUARTER_LISTS[s][0] for s in (32, 64, 128)], np.int64)
+_SIZES = np.array([_QUARTER_LISTS[s][1] for s in (32, 64, 128)], np.int64)
+_MIX = -7046029254386353131        # 0x9E3779B97F4A7C15 (Fibonacci hashing) as an int64
 
 
 @njit
-def coalesce_packed(warp, lane, address, ws, seg_size, offs, sizes):
+def coalesce_packed(warp, lane, address, ws, seg_shift):
     """The transactions of one access of lanes in (warp, lane) order, CC 1.2/1.3, as
     ``(packed, n, warps, requests, moved)``: ``packed`` is fast_memory._pack's layout
     (n addresses, n sizes, the warps' n + 1 offsets), ``warps`` the runs of equal warp
     ids, ``requests`` their non-empty half-warps, ``moved`` the bytes of the
     transactions.  ``n`` is -1 where a lane breaks warp_transactions' preconditions
-    (the caller then takes the reference path)."""
+    (the caller then takes the reference path).  ``ws`` and the segment (``1 <<
+    seg_shift`` bytes) are powers of two, so masks and shifts do the divisions of a
+    non-negative address (a 64-bit division costs some 40 cycles a lane); a half-warp's
+    segments are found by a 32-slot hash table (scattered lanes: 16 distinct ones)."""
+    offs = _OFFS[seg_shift - 5]
+    sizes = _SIZES[seg_shift - 5]
+    word_mask = ws - 1
+    seg_size = 1 << seg_shift
+    seg_mask = seg_size - 1
     count = address.size
     runs = 1
     for x in range(1, count):
@@ -55,6 +66,7 @@ def coalesce_packed(warp, lane, address, ws, seg_size, offs, sizes):
     cuts = np.empty(runs + 1, np.int64)
     segs = np.empty(32, np.int64)          # half 0: slots 0..15, half 1: 16..31
     masks = np.empty(32, np.int64)
+    table = np.empty(64, np.int64)         # half 0: 0..31, half 1: 32..63 (slot + 1; 0: free)
     n = 0
     requests = 0
     moved = 0
@@ -67,33 +79,37 @@ def coalesce_packed(warp, lane, address, ws, seg_size, offs, sizes):
         previous = -1
         used0 = 0
         used1 = 0
+        table[:] = 0
         while x < count and warp[x] == w0:
             k = lane[x]
             a = address[x]
-            if k <= previous or k > 31 or a < 0 or a % ws != 0:
+            if k <= previous or k > 31 or a < 0 or a & word_mask:
                 return empty, -1, 0, 0, 0
             previous = k
-            seg = a // seg_size
-            bit = 1 << ((a % seg_size) >> 5)
+            seg = a >> seg_shift
+            bit = 1 << ((a & seg_mask) >> 5)
             if k < 16:
                 lo = 0
                 used = used0
             else:
                 lo = 16
                 used = used1
-            found = False
-            for y in range(lo, lo + used):
-                if segs[y] == seg:
-                    masks[y] |= bit
-                    found = True
-                    break
-            if not found:
-                segs[lo + used] = seg
-                masks[lo + used] = bit
-                if k < 16:
-                    used0 += 1
+            if used and segs[lo + used - 1] == seg:    # (a run of lanes: its last segment)
+                masks[lo + used - 1] |= bit
+            else:
+                h = 2 * lo + (((seg * _MIX) >> 59) & 31)
+                while table[h] and segs[table[h] - 1] != seg:
+                    h = 2 * lo + ((h + 1) & 31)
+                if table[h]:
+                    masks[table[h] - 1] |= bit
                 else:
-                    used1 += 1
+                    table[h] = lo + used + 1
+                    segs[lo + used] = seg
+                    masks[lo + used] = bit
+                    if k < 16:
+                        used0 += 1
+                    else:
+                        used1 += 1
             x += 1
         for y in range(used0):
             t_addr[n] = segs[y] * seg_size + offs[masks[y]]
@@ -143,10 +159,8 @@ def packed_warps(acc, cc: int):
     if not USE or not 12 <= cc < 20 or ws not in _WORD_SIZES or address.size == 0 \
             or address.dtype != np.int64 or lane.dtype.kind != "i" or warp.dtype.kind != "i":
         return None
-    seg_size = _segment_size_1x(ws)
-    offs, sizes = _TABLES[seg_size]
-    packed, n, runs, requests, moved = coalesce_packed(warp, lane, address, ws, seg_size,
-                                                       offs, sizes)
+    packed, n, runs, requests, moved = coalesce_packed(warp, lane, address, ws,
+                                                       _segment_size_1x(ws).bit_length() - 1)
     if n < 0:
         return None
     return LazyPackedWarps(packed, n), runs, requests, n, moved
