@@ -109,8 +109,9 @@ def coalesced_runs(engine, monkeypatch, packed: bool):
     idx = dev.to_device(rng.integers(0, n, n, dtype=np.int32))
     out, hits = dev.zeros(n, np.int32), dev.zeros(1, np.int32)
     rep = dev.launch(gather_then_count, 60, 256, a, idx, out, hits, n, engine=engine)
-    edges = np.random.default_rng(3).integers(0, 3000, size=(6000, 2))
-    r = label(3000, edges, method="shiloach-vishkin", device=dev, launch_options={"engine": engine})
+    v = 3000 if engine == "timed-block" else 1000      # (timed: every warp a process)
+    edges = np.random.default_rng(3).integers(0, v, size=(2 * v, 2))
+    r = label(v, edges, method="shiloach-vishkin", device=dev, launch_options={"engine": engine})
     reports = [rep.to_dict()] + [x.to_dict() for x in r.launches]
     return reports, (out.to_host().tolist(), hits.to_host().tolist(), r.labels.tolist()), lists
 
