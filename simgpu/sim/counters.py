@@ -111,6 +111,19 @@ class TrafficCounter:
                     sum(len(w.sizes) for w in warps), sum(w.bytes for w in warps))
         return [(w.addresses, w.sizes) for w in warps]
 
+    def add_packed(self, acc: MemoryAccess):
+        """:meth:`add_timed` of a global load or store for the compiled memory core: the
+        same counts, the transactions already packed as the core reads them
+        (:func:`simgpu.mem.fast_coalesce.packed_warps`); None where the coalescer's own
+        path must take it (then call add_timed)."""
+        from ..mem.fast_coalesce import packed_warps     # (numba: imported once the core runs)
+        found = packed_warps(acc, self.cc)
+        if found is None:
+            return None
+        packed, warps, requests, transactions, moved = found
+        self._count(acc, warps, requests, transactions, moved)
+        return packed
+
     def add_traced(self, acc: MemoryAccess):
         """:meth:`add_timed` for the trace recorder: the same counts, and the same
         transactions, but as a :class:`~simgpu.mem.coalescer.FlatWarps` (arrays, cut per

@@ -190,6 +190,10 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
         if resume is None:
             back = at = issued
             per_warp = event.__dict__.get("per_warp")     # (traced: counted when recorded)
+            if per_warp is None and memory.fast is not None and kind != "atomic":
+                # the compiled core's loads and stores: coalesced straight into its
+                # packed form, the same transactions and counts (None: not that way)
+                per_warp = traffic.add_packed(event)
             if per_warp is None:
                 per_warp = traffic.add_timed(event)
             # atomics: each warp's lanes per word, for the atomic unit (which serializes
@@ -199,6 +203,10 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
         else:
             per_warp, lanes, i, first, back = resume
             at = issued
+            if memory.fast is None and hasattr(per_warp, "lists"):
+                # packed only (fast_coalesce.LazyPackedWarps), and the core went off while
+                # it waited (an atomic): the Python units take the per-warp lists
+                per_warp = per_warp.lists()
         if memory.fast is not None:   # (simgpu.mem.fast_memory: one call per instruction)
             if kind != "atomic":
                 return memory.fast.serve(kind, per_warp, i, first, back, at, sm.index,

@@ -55,7 +55,12 @@ if _numba_core():
     # shared 2-core VM (other jobs running: an upper bound).
     SIM_PER_NODE = {"rs64": 4.9e-6, "rs48": 7.8e-6, "even48": 5.0e-6, "rs64p": 6.0e-6}
     SIM_WYLIE_PER_NODE_ROUND = 1.5e-6            # 30 us per node at 2^20 (20 rounds)
-    SIM_PER_EDGE = {"lists": 1.8e-4, "trees": 1.2e-4, "random": 7.1e-5, "lockstep": 1e-5}
+    # Graphs (SV on timed-block, loads and stores coalesced by simgpu.mem.fast_coalesce):
+    # `paper_point_costs.py --lists --variants --graphs 15 17`, the 2^17 figure, branch
+    # wt-ccspeed, 2026-11-26, same VM (load 7-10); main (edb2c35) measured there in the
+    # same session gave lists 2.1e-4, trees 1.4e-4, random 6.5e-5
+    # (docs/results/cc-speed-2026-11-26.md).
+    SIM_PER_EDGE = {"lists": 1.4e-4, "trees": 1.0e-4, "random": 4.8e-5, "lockstep": 1e-5}
     MEASURED = ("sim:gtx260 with the numba memory core, list ranking on trace-block, 2-core "
                 "Xeon VM at 2.5 GHz, 2026-11-26")
 
