@@ -41,6 +41,7 @@ from .interpreter import Counters
 from .scoreboard import FENCE, Stall
 from .shared_banks import SharedBanks
 from .timed import run_timed
+from .trace_compiled import run_compiled
 from .trace_record import MEMORY, WAIT, Wave, kernel_traits
 
 #: Lanes per recorded wave: enough for numpy to amortize its per-call cost, few enough
@@ -324,9 +325,11 @@ def run_trace_block(device, fn, geom, scalars, bindings, sched, checks, counters
         try:
             if not source.record_ahead(RECORD_AHEAD_LANES):
                 caches = (copy.deepcopy(device.l2), copy.deepcopy(getattr(device, "tlbs", None)))
-            run_timed(config, fn, geom, scalars, bindings, sched, counters, traffic, report,
-                      granularity="block", l2=device.l2, tlbs=getattr(device, "tlbs", None),
-                      trace=source)
+            tlbs = getattr(device, "tlbs", None)
+            # the compiled loop where it covers the launch, else the Python replay
+            if not run_compiled(config, fn, geom, traffic, report, device.l2, tlbs, source):
+                run_timed(config, fn, geom, scalars, bindings, sched, counters, traffic,
+                          report, granularity="block", l2=device.l2, tlbs=tlbs, trace=source)
         except TraceConflict as e:
             refusal = str(e)
             for b, data in saved.values():
