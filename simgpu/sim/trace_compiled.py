@@ -30,10 +30,13 @@ from .trace_record import MEMORY, WAIT
 #: The compiled replay runs where it covers the launch (False: the Python replay).
 ENABLED = NUMBA and os.environ.get("SIMGPU_TRACE_LOOP", "1") != "0"
 
-#: Entries of a block's batch; a refill also records ahead (beyond what the block
-#: needs) up to MORE_LANES lanes of memory instructions, so that a block in a long
-#: wave is not handed one event at a time.
+#: Entries of a block's batch.  A refill also records ahead, beyond the one event the
+#: Python replay would record, until the block has AHEAD entries queued (or MORE_LANES
+#: more lanes of memory instructions are recorded), so that a block of a long wave is
+#: not handed one event per call; what is held stays bounded (about AHEAD entries a
+#: block more than the Python replay holds), not the wave's run.
 BATCH = 256
+AHEAD = 32
 MORE_LANES = 1 << 15
 
 
@@ -84,7 +87,7 @@ class _Feed:
         while not queue and not wave.done:
             wave.advance()                      # (may raise TraceConflict)
         lanes = wave.lanes + MORE_LANES
-        while len(queue) < BATCH and not wave.done and wave.lanes < lanes:
+        while len(queue) < AHEAD and not wave.done and wave.lanes < lanes:
             wave.advance()
         if self.nready + BATCH > self.ready.size:
             r = np.zeros(max(2 * self.ready.size, self.nready + BATCH))
