@@ -35,6 +35,9 @@ ENABLED = NUMBA and os.environ.get("SIMGPU_TRACE_LOOP", "1") != "0"
 #: more lanes of memory instructions are recorded), so that a block of a long wave is
 #: not handed one event per call; what is held stays bounded (about AHEAD entries a
 #: block more than the Python replay holds), not the wave's run.
+#: Launches the compiled loop has timed in this process (tests read it).
+RUNS = [0]
+
 BATCH = 256
 AHEAD = 32
 MORE_LANES = 1 << 15
@@ -238,6 +241,7 @@ def run_compiled(config, fn, geom, traffic, report, l2, tlbs, source) -> bool:
             gc.enable()
     _report(config, geom, report, memory, float(gf[L.G_NOW]), smf, resident, limit,
             source.banks)
+    RUNS[0] += 1
     return True
 
 
