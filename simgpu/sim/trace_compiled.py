@@ -96,83 +96,91 @@ class _Feed:
             r = np.zeros(max(2 * self.ready.size, self.nready + BATCH))
             r[:self.nready] = self.ready[:self.nready]
             self.ready = r
-        ent, numbers, samples = self.ent[s], self.numbers[s], self.samples[s]
+        numbers, samples = self.numbers[s], self.samples[s]
         keys = self.traffic.samples
-        n = t = o = d = 0
-        while queue and n < BATCH:
+        tcap, ocap, dcap = self.txa.shape[1], self.offs.shape[1], self.deps.shape[1]
+        # the batch's rows and parts, written into the slot's arrays once at its end
+        rows, addr_parts, size_parts, off_parts, dep_list = [], [], [], [], []
+        t = o = 0
+        g = self.nready
+        while queue and len(rows) < BATCH:
             it, j, k, lo, hi, pos = queue[0]
-            row = ent[n]
             tag = it[0]
-            row[L.E_K] = k
             if tag == MEMORY:
                 kind, space, tx = it[1], it[2], it[4]
                 flags = (L.FL_WRITE if kind == "store" else 0)
+                off = nw = replays = 0
                 if space == "shared":
                     flags |= L.FL_SHARED
-                    row[L.E_REPLAYS] = sum(tx[lo:hi])
+                    replays = sum(tx[lo:hi])
                 else:
                     if kind == "load":
                         flags |= L.FL_LOAD
                     nw = hi - lo
-                    if o + nw + 1 > self.offs.shape[1]:
-                        if n:
-                            break
-                        self._grow("offs", nw + 1)
                     if tx.__class__ is FlatWarps:
                         cuts = tx.cuts[lo:hi + 1]
-                        a0, a1 = int(cuts[0]), int(cuts[-1])
+                        a0, a1 = cuts[0].item(), cuts[-1].item()
                         m = a1 - a0
-                        if t + m > self.txa.shape[1]:
-                            if n:
-                                break
-                            self._grow("txa", m)
-                            self._grow("txs", m)
-                        self.txa[s, t:t + m] = tx.addresses[a0:a1]
-                        self.txs[s, t:t + m] = (SECTOR_BYTES if tx.sizes is None
-                                                else tx.sizes[a0:a1])
-                        self.offs[s, o:o + nw + 1] = cuts + (t - a0)
                     else:
                         warps = tx[lo:hi]
                         m = sum(len(a) for a, _ in warps)
-                        if t + m > self.txa.shape[1]:
-                            if n:
-                                break
-                            self._grow("txa", m)
-                            self._grow("txs", m)
+                    if t + m > tcap or o + nw + 1 > ocap:
+                        if rows:
+                            break                       # (the next batch takes it)
+                        self._grow("txa", t + m)
+                        self._grow("txs", t + m)
+                        self._grow("offs", o + nw + 1)
+                        tcap, ocap = self.txa.shape[1], self.offs.shape[1]
+                    if tx.__class__ is FlatWarps:
+                        addr_parts.append(tx.addresses[a0:a1])
+                        size_parts.append(np.full(m, SECTOR_BYTES, np.int64) if tx.sizes is None
+                                          else tx.sizes[a0:a1])
+                        off_parts.append(cuts + (t - a0))
+                    else:
                         cut = [t]
                         addresses, sizes = [], []
                         for a, z in warps:
                             addresses += a
                             sizes += z
                             cut.append(cut[-1] + len(a))
-                        self.txa[s, t:t + m] = addresses
-                        self.txs[s, t:t + m] = sizes
-                        self.offs[s, o:o + nw + 1] = cut
-                    row[L.E_OFF], row[L.E_NW] = o, nw
+                        addr_parts.append(np.array(addresses, np.int64))
+                        size_parts.append(np.array(sizes, np.int64))
+                        off_parts.append(np.array(cut, np.int64))
+                    off = o
                     o += nw + 1
                     t += m
                 if len(it) > 5 and (it[3].loc.line, kind) not in keys:
                     flags |= L.FL_SAMPLE
-                    samples[n] = (it, pos)
-                row[L.E_TAG], row[L.E_FLAGS] = L.T_MEMORY, flags
-                row[L.E_READY] = numbers[j] = self.nready
-                self.nready += 1
+                    samples[len(rows)] = (it, pos)
+                numbers[j] = g
+                rows.append((L.T_MEMORY, k, flags, off, nw, g, 0, 0, replays))
+                g += 1
             elif tag == WAIT:
                 wanted = [numbers[dep] for dep, mask in it[1] if mask[b]]
-                if d + len(wanted) > self.deps.shape[1]:
-                    if n:
+                d = len(dep_list)
+                if d + len(wanted) > dcap:
+                    if rows:
                         break
-                    self._grow("deps", len(wanted))
-                self.deps[s, d:d + len(wanted)] = wanted
-                row[L.E_TAG], row[L.E_DEP], row[L.E_NDEP] = L.T_WAIT, d, len(wanted)
-                d += len(wanted)
+                    self._grow("deps", d + len(wanted))
+                    dcap = self.deps.shape[1]
+                dep_list += wanted
+                rows.append((L.T_WAIT, k, 0, 0, 0, 0, d, len(wanted), 0))
             else:
-                row[L.E_TAG] = L.T_FENCE
+                rows.append((L.T_FENCE, k, 0, 0, 0, 0, 0, 0, 0))
             queue.popleft()
-            n += 1
-        if not queue and wave.done and n < BATCH:
-            ent[n, L.E_TAG], ent[n, L.E_K] = L.T_END, wave.final[b]
-            n += 1
+        self.nready = g
+        if not queue and wave.done and len(rows) < BATCH:
+            rows.append((L.T_END, wave.final[b], 0, 0, 0, 0, 0, 0, 0))
+        n = len(rows)
+        if n:
+            self.ent[s, :n] = rows
+        if t:
+            self.txa[s, :t] = np.concatenate(addr_parts)
+            self.txs[s, :t] = np.concatenate(size_parts)
+        if o:
+            self.offs[s, :o] = np.concatenate(off_parts)
+        if dep_list:
+            self.deps[s, :len(dep_list)] = dep_list
         si[s, L.S_PTR], si[s, L.S_N] = 0, n
 
 
