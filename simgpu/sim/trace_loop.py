@@ -28,8 +28,6 @@ instruction's data are back (numbered by the Python side).
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..mem.deferred_reads import DEFERRED
 from ..mem.fast_jit import njit
 from ..mem.fast_path import serve_instruction
