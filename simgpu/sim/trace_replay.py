@@ -32,6 +32,7 @@ replayed, because the functional pass runs them in another order than the timed 
 from __future__ import annotations
 
 import copy
+import gc
 
 import numpy as np
 
@@ -41,6 +42,7 @@ from .interpreter import Counters
 from .scoreboard import FENCE, Stall
 from .shared_banks import SharedBanks
 from .timed import run_timed
+from .trace_compiled import run_compiled
 from .trace_record import MEMORY, WAIT, Wave, kernel_traits
 
 #: Lanes per recorded wave: enough for numpy to amortize its per-call cost, few enough
@@ -321,12 +323,20 @@ def run_trace_block(device, fn, geom, scalars, bindings, sched, checks, counters
         source = TraceSource(config, fn, geom, scalars, bindings, sched, counters, traffic,
                              ownership)
         caches = None                 # the device's caches as the launch found them
+        # Python's cyclic collector stays off while the trace is recorded and replayed,
+        # as run_timed keeps it off while it runs: its passes walk every live object,
+        # and the recorded queues hold millions of tuples (rs48's 2^19-node walk: gc
+        # took 13% of the point's CPU time; perf, this machine, 2026-11-26)
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             if not source.record_ahead(RECORD_AHEAD_LANES):
                 caches = (copy.deepcopy(device.l2), copy.deepcopy(getattr(device, "tlbs", None)))
-            run_timed(config, fn, geom, scalars, bindings, sched, counters, traffic, report,
-                      granularity="block", l2=device.l2, tlbs=getattr(device, "tlbs", None),
-                      trace=source)
+            tlbs = getattr(device, "tlbs", None)
+            # the compiled loop where it covers the launch, else the Python replay
+            if not run_compiled(config, fn, geom, traffic, report, device.l2, tlbs, source):
+                run_timed(config, fn, geom, scalars, bindings, sched, counters, traffic,
+                          report, granularity="block", l2=device.l2, tlbs=tlbs, trace=source)
         except TraceConflict as e:
             refusal = str(e)
             for b, data in saved.values():
@@ -340,6 +350,9 @@ def run_trace_block(device, fn, geom, scalars, bindings, sched, checks, counters
             report.extra["engine_ran"] = "trace-block"
             report.extra["trace_waves_held_max"] = source.peak_waves
             return counters, traffic
+        finally:
+            if collecting:
+                gc.enable()
     run_timed(config, fn, geom, scalars, bindings, sched, counters, traffic, report,
               granularity="block", l2=device.l2, tlbs=getattr(device, "tlbs", None))
     report.extra["engine_ran"] = "timed-block"

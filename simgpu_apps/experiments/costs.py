@@ -49,12 +49,15 @@ def _numba_core() -> bool:
 
 
 if _numba_core():
-    # With the compiled memory core (pip install simgpu[fast]), list ranking on trace-block:
-    # `benchmarks/paper_point_costs.py --lists 18 20 --graphs 13 15`, the larger size's
-    # figure, 2026-11-26, main at a118d07 with the numba core and a mypyc build, this
-    # shared 2-core VM (other jobs running: an upper bound).
-    SIM_PER_NODE = {"rs64": 4.9e-6, "rs48": 7.8e-6, "even48": 5.0e-6, "rs64p": 6.0e-6}
-    SIM_WYLIE_PER_NODE_ROUND = 1.5e-6            # 30 us per node at 2^20 (20 rounds)
+    # With the compiled memory core (pip install simgpu[fast]), list ranking on trace-block
+    # with its compiled replay loop (simgpu/sim/trace_loop.py): `benchmarks/
+    # paper_point_costs.py --lists 18 20 --graphs --variants rs64 rs48 even48 wylie`, the
+    # larger size's figure, 2026-11-26, branch wt-rsspeed at baa2458 with the numba core
+    # and a mypyc build, this shared 2-core VM (load average ~10: an upper bound).  rs64p
+    # (the paper's 64-bit accesses): 1.22x rs64, its ratio at 2^21 (trace-block, source
+    # replay, 2026-11-26: 14.3 s against 11.7 s).
+    SIM_PER_NODE = {"rs64": 4.4e-6, "rs48": 6.4e-6, "even48": 4.4e-6, "rs64p": 5.4e-6}
+    SIM_WYLIE_PER_NODE_ROUND = 1.05e-6           # 21.9 s at 2^20 (20 rounds)
     # Graphs (SV on timed-block, loads and stores coalesced by simgpu.mem.fast_coalesce):
     # `paper_point_costs.py --lists --variants --graphs 15 17`, the 2^17 figure, branch
     # wt-ccspeed, 2026-11-26, same VM (load 7-10); main (edb2c35) measured there in the

@@ -151,3 +151,21 @@ def test_configs_the_core_does_not_cover_stay_on_the_python_units():
     assert "L2" in fast_memory.supported(MemorySystem(h100, None, TlbState(h100)))
     frfcfs = _replace(GTX260, dram=dict(read_scheduling="fr-fcfs"))
     assert "arrival" in fast_memory.supported(MemorySystem(frfcfs, None, TlbState(frfcfs)))
+
+
+def test_the_cache_stamp_covers_the_compiled_replay_loop():
+    """numba keys a function's cached code by its own file: the core's stamp (fast_jit)
+    must cover every module whose compiled code holds the core's functions, the
+    trace-block replay loop (simgpu/sim/trace_loop.py) included, or an edit to one
+    would load stale machine code."""
+    import hashlib
+    from pathlib import Path
+
+    from simgpu.mem import fast_jit
+    mem = Path(fast_jit.__file__).parent
+    files = [(mem / f"{name}.py").resolve() for name in fast_jit.CORE_MODULES]
+    assert (mem.parent / "sim" / "trace_loop.py").resolve() in files
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.read_bytes())
+    assert fast_jit._core_stamp()[1] == h.hexdigest()
