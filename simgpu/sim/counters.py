@@ -35,7 +35,7 @@ class TrafficCounter:
         self.word_rounds = word_rounds
         self.cc = self.coalescer.cc
         self.shared = {"load": 0, "store": 0, "atomic": 0}
-        self._nodes: dict = {}      # (id(node), kind) -> [line key, kind, 6 counts]
+        self._nodes: dict = {}      # (id(node), kind) -> [line key, kind, 6 counts, sample warp]
         self.samples: dict = {}
 
     # --- reading the counts ------------------------------------------------------
@@ -43,27 +43,31 @@ class TrafficCounter:
     @property
     def totals(self) -> dict:
         out = {"load": AccessCounts(), "store": AccessCounts(), "atomic": AccessCounts()}
-        for _, kind, counts in self._nodes.values():
+        for _, kind, counts, _ in self._nodes.values():
             out[kind].add(AccessCounts(*counts))
         return out
 
     @property
     def by_line(self) -> dict:
         out: dict = {}
-        for line, kind, counts in self._nodes.values():
+        for line, kind, counts, _ in self._nodes.values():
             out.setdefault(line, {}).setdefault(kind + "s", AccessCounts()).add(AccessCounts(*counts))
         return out
 
     # --- counting -------------------------------------------------------------------
 
     def _record(self, acc: MemoryAccess) -> list:
-        """The running counts of ``acc``'s instruction (created, and its sample kept, once)."""
+        """The running counts of ``acc``'s instruction (created once); its sample is the
+        lowest-numbered warp's (kept as lower warps come)."""
         key = (id(acc.node), acc.kind)
         rec = self._nodes.get(key)
         if rec is None:
             loc = acc.node.loc
             rec = self._nodes[key] = [f"{os.path.basename(loc.file)}:{loc.line}", acc.kind,
-                                      [0, 0, 0, 0, 0, 0]]
+                                      [0, 0, 0, 0, 0, 0], int(acc.warp[0])]
+            self.keep_sample(acc)
+        elif acc.warp[0] < rec[3]:
+            rec[3] = int(acc.warp[0])
             self.keep_sample(acc)
         return rec[2]
 
@@ -198,9 +202,13 @@ class TrafficCounter:
         return list(out.values())
 
     def keep_sample(self, acc: MemoryAccess):
-        """The first warp's addresses of each memory instruction, for the teaching view."""
+        """The first warp's addresses of each memory instruction, for the teaching view:
+        the lowest-numbered warp that runs it (``acc.warp`` ascends), whatever order the
+        engine meets the warps in (the first to issue in simulated time could differ
+        between engines by the last bit of a time)."""
         key = (acc.node.loc.line, acc.kind)
-        if key in self.samples:
+        old = self.samples.get(key)
+        if old is not None and old["warp"] <= acc.warp[0]:
             return
         first = acc.warp == acc.warp[0]
         lanes = acc.lane[first]

@@ -149,8 +149,9 @@ class _Feed:
                     off = o
                     o += nw + 1
                     t += m
-                if len(it) > 5 and (it[3].loc.line, kind) not in keys:
-                    flags |= L.FL_SAMPLE
+                if len(it) > 5 and ((old := keys.get((it[3].loc.line, kind))) is None
+                                    or it[5][0][pos] < old["warp"]):
+                    flags |= L.FL_SAMPLE               # (a lower warp than the sample's)
                     samples[len(rows)] = (it, pos)
                 numbers[j] = g
                 rows.append((L.T_MEMORY, k, flags, off, nw, g, 0, 0, replays))

@@ -51,8 +51,8 @@ N_PF = 10
 (S_SM, S_SLOT_PHASE, S_BLOCK_PHASE, S_BLOCK, S_PC, S_DONE, S_LOADED, S_PTR, S_N, S_CURK,
  S_I, S_FIRST, S_ENTRY) = range(13)
 N_SI = 13
-F_ACKED, F_READY, F_ISSUED, F_BACK, F_ACCEPTED = range(5)
-N_SF = 5
+F_ACKED, F_READY, F_ISSUED, F_BACK, F_ACCEPTED, F_CLEARED = range(6)
+N_SF = 6
 
 # --- smf: an SM's issue ----------------------------------------------------------------
 M_FREE, M_BUSY, M_MEMORY_FREE = range(3)
@@ -203,9 +203,13 @@ def _warp(s, st, gf, gi, ht, hp, he, hk, hs, pf, si, sf, smf, ent, offs, txa, tx
                         if r > until:
                             until = r
                     ptr += 1
-                    if until > gf[G_NOW]:
-                        kind = T_WAIT
-                        break
+                    # (the latest wait's time: what was back by then is not pending
+                    # any more, as in TraceSource._replay)
+                    if until > sf[s, F_CLEARED]:
+                        sf[s, F_CLEARED] = until
+                        if until > gf[G_NOW]:
+                            kind = T_WAIT
+                            break
                     continue
                 if tag == T_MEMORY:
                     if ent[s, ptr, E_FLAGS] & FL_SAMPLE:
@@ -347,6 +351,7 @@ def run_loop(st, gf, gi, ht, hp, he, hk, hs, pf, si, sf, smf, ent, offs, txa, tx
                 si[s, S_DONE] = 0
                 si[s, S_LOADED] = 1 if pf[P_FIRST_LOAD] == 0.0 else 0
                 sf[s, F_ACKED] = 0.0
+                sf[s, F_CLEARED] = 0.0
                 if not _push(gi, ht, hp, he, hk, hs, gf[G_NOW], URGENT, K_WARP, s):
                     return ERR_HEAP
                 continue

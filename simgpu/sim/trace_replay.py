@@ -189,8 +189,8 @@ class TraceSource:
         self.args = (fn, geom, scalars, arrays, schedule, counters, traffic, self.banks,
                      ownership)
         self.geom = geom
-        # samples (TrafficCounter.keep_sample) are taken as the replay meets them, as
-        # timed-block takes them: the first block in simulated time, not the first wave
+        # samples (TrafficCounter.keep_sample) are taken as the replay meets them: the
+        # lowest warp of each instruction, as the other engines keep it
         self.traffic = traffic
         self.keep_sample, traffic.keep_sample = traffic.keep_sample, _no_sample
         self.per_wave = max(1, wave_lanes // geom.threads_per_block)
@@ -239,10 +239,11 @@ class TraceSource:
         """The sample of memory item ``it`` from this block (the ``e_index``-th of the
         item's blocks)."""
         key = (it[3].loc.line, it[1])
-        if key in self.traffic.samples:
-            return
         first_warp, offsets, lanes, addresses = it[5]
         k = e_index
+        old = self.traffic.samples.get(key)
+        if old is not None and old["warp"] <= first_warp[k]:
+            return                                   # (the lowest warp is kept)
         acc = object.__new__(MemoryAccess)
         a, z = offsets[k], offsets[k + 1]
         acc.__dict__.update(kind=it[1], node=it[3], array=it[6], warp=np.full(z - a, first_warp[k]),
@@ -260,6 +261,10 @@ class TraceSource:
     def _replay(wave, b: int, wc: Counters, env, source):
         queue = wave.queues[b]
         ready: dict = {}
+        # The latest time a wait asked for: the interpreter's scoreboard forgets every
+        # pending value back by then (ScoreboardWaits.stall), so a later wait on one of
+        # them does not stall, even where the clock woke an ulp before that time.
+        cleared = 0.0
         while True:
             if not queue:
                 if wave.done:
@@ -289,8 +294,10 @@ class TraceSource:
                         r = ready[d]
                         if r > until:
                             until = r
-                if until > env.now:
-                    yield Stall(until)
+                if until > cleared:
+                    cleared = until
+                    if until > env.now:
+                        yield Stall(until)
             else:
                 yield FENCE
         wc.warp_instructions = wave.final[b]

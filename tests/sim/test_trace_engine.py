@@ -229,3 +229,18 @@ def test_a_conflict_found_midway_restores_data_and_caches(monkeypatch, ahead):
                                                              "trace-block"]
     assert reports[0] == reports[1]
     np.testing.assert_array_equal(outputs[0], outputs[1])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_samples_are_the_lowest_warps_in_both_engines(seed):
+    """The teaching view's sample of an instruction is the lowest-numbered warp that runs
+    it. (It was the first warp met in simulated time: on sim:h100, far_uses' warps 4 and 6
+    issue line 27 one ulp of a cycle apart, in a different order in the two engines.)"""
+    rng = np.random.default_rng(seed)
+    n = 271
+    a, b = (rng.integers(0, 201, n).astype(np.int32) for _ in range(2))
+    (ra, _), (rb, _) = launch_both("sim:h100", T.far_uses, (8, 1, 1), (32, 1, 1), lambda d: [
+        d.to_device(a), d.to_device(b), d.zeros(n, np.int32), np.int32(n)])
+    assert comparable(ra) == comparable(rb)
+    lowest = min(w for w in range(8) if (a[32 * w:32 * w + 32] > 50).any())
+    assert ra.samples[(27, "load")]["warp"] == lowest
