@@ -184,6 +184,7 @@ def test_a_rank_count_below_one_is_refused(tmp_path):
     import simgpu.configs as configs
     text = (pathlib.Path(configs.__file__).parent / "h100.toml").read_text()
     path = tmp_path / "mygpu.toml"
-    path.write_text(text.replace("[dram]\n", "[dram]\nranks = 0\n", 1))
+    assert text.count("\nranks = 1 ") == 1
+    path.write_text(text.replace("\nranks = 1 ", "\nranks = 0 ", 1))
     with pytest.raises(ConfigError, match="ranks"):
         load_config(str(path))
