@@ -29,6 +29,8 @@ VARIANTS = {
     "fill5070": {"l2_fill_bandwidth_gbps": 5070.0},
     # HBM3 per-bank refresh (simgpu/mem/dram_refresh.py; h100.toml's trefi_pb comment)
     "refpb": {"trefi_pb": 638, "trfc_pb": 524},
+    # two HBM3 stack IDs per pseudo-channel (simgpu/mem/dram_timing.py; h100.toml's ranks)
+    "ranks2": {"ranks": 2},
 }
 
 

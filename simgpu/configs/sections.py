@@ -152,6 +152,10 @@ class DramTiming:
                          "memory cycles", _NONNEGATIVE, default=0)
     trfc_pb: int = _opt("time a per-bank refresh holds its bank (no activate), memory cycles",
                         _NONNEGATIVE, default=0)
+    ranks: int = _opt("ranks (HBM3 stack IDs) per sub-channel: each has its own "
+                      "memory.dram_banks_per_partition / subchannels banks and keeps tRRD, "
+                      "tRRD_L and tFAW among its own activates; they share the data bus",
+                      _POSITIVE, default=1)
 
     def _check(self, err, memory: MemoryModel) -> None:
         if self.read_scheduling is not None and self.read_scheduling not in READ_SCHEDULING:

@@ -55,7 +55,9 @@ class AddressMap:
         skip = memory.partition_skip_bit
         self.skip = -1 if skip is None else skip - (self.interleave.bit_length() - 1)
         self.n = memory.partitions
-        self.banks = memory.dram_banks_per_partition
+        # memory.dram_banks_per_partition counts one rank's banks; [dram] ranks (HBM3
+        # stack IDs) multiplies them: bank j of a bank group's numbers is in rank j % ranks
+        self.banks = memory.dram_banks_per_partition * (dram.ranks if dram is not None else 1)
         self.row_bytes = memory.row_buffer_bytes
         subs = dram.subchannels if dram is not None else 1
         groups = dram.bank_groups if dram is not None else 1

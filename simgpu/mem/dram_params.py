@@ -30,6 +30,7 @@ class Timing:
     group_spacing: bool
     burst_slot: float
     groups: int
+    ranks: int
     refi: float
     rfc: float
     refi_pb: float
@@ -56,6 +57,7 @@ class Timing:
         else:
             self.burst_slot = self.burst
         self.groups = d.bank_groups
+        self.ranks = d.ranks                                        # stack IDs (1: one)
         self.refi, self.rfc = d.trefi * k, d.trfc * k               # (0: not modeled)
         self.refi_pb, self.rfc_pb = d.trefi_pb * k, d.trfc_pb * k   # per-bank (0: none)
         self.read_depth = d.read_queue_depth

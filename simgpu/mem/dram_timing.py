@@ -13,6 +13,9 @@ The controller places each transaction's commands when the transaction arrives
   column commands to one bank group are ``tCCD_L`` apart;
 * the data bus turns around: a read's data start ``tWTR + CL`` after the last
   write data, a write's ``tRTW`` after the last read data;
+* with several ranks (HBM3 stack IDs: ``[dram] ranks``), each rank has its own
+  banks and bank groups and keeps tRRD, tRRD_L and tFAW among its own activates
+  only; the ranks share the data bus (and its turnaround);
 * every ``tREFI`` the sub-channel refreshes (all banks) for ``tRFC``: the rows
   are closed and nothing is activated meanwhile (where the config gives tREFI);
   or, where it gives ``tREFIpb``, one bank at a time (:mod:`~simgpu.mem.dram_refresh`).
@@ -65,6 +68,13 @@ class SubChannel:
         self.group_spacing, self.write_to_read = timing.group_spacing, timing.write_to_read
         self.banks = banks
         self.per_group = banks // timing.groups
+        # Ranks (stack IDs): bank j of a bank group's numbers lies in rank j % ranks, and
+        # (rank, group) is a bank group of its own (tCCD_L, tRRD_L); with one rank these
+        # are bank // per_group, as before.
+        ranks = self.ranks = timing.ranks
+        self.rank_of = [b % self.per_group % ranks for b in range(banks)]
+        self.group_of = [b // self.per_group * ranks + b % self.per_group % ranks
+                         for b in range(banks)]
         # Rows stay open between launches (open-page policy) but this model's state is a
         # launch's: a bank starts with a row of some earlier launch open (-2), so its first
         # access precharges and activates; -1 is a closed bank (after a refresh).
@@ -74,11 +84,16 @@ class SubChannel:
         self.pre_ok = [0.0] * banks         # earliest precharge (tRAS, tRTP, tWR)
         # (typed lists: where simgpu.native compiles this module, their items are plain
         # machine numbers; the source runs the same either way)
-        self.acts: list[float] = []         # recent activates (sorted) ...
-        self.act_groups: list[int] = []     # ... and their bank groups
-        self.last_data_g = [_NEVER] * timing.groups   # last burst's start per group (tCCD_L)
+        # each rank's recent activates (sorted) and their bank groups; ``acts`` and
+        # ``act_groups`` are rank 0's (the only one where the config has one rank)
+        self.rank_acts: list[list[float]] = [[] for _ in range(ranks)]
+        self.rank_act_groups: list[list[int]] = [[] for _ in range(ranks)]
+        self.acts: list[float] = self.rank_acts[0]
+        self.act_groups: list[int] = self.rank_act_groups[0]
+        groups = timing.groups * ranks
+        self.last_data_g = [_NEVER] * groups   # last burst's start per group (tCCD_L)
         # each group's recent burst starts, sorted (where tCCD_L exceeds a burst)
-        self.group_marks: list[list[float]] = [[] for _ in range(timing.groups)]
+        self.group_marks: list[list[float]] = [[] for _ in range(groups)]
         self.bus_start: list[float] = []    # data-bus reservations, sorted
         self.bus_end: list[float] = []
         self.bus_write: list[bool] = []
@@ -244,7 +259,7 @@ class SubChannel:
         else:
             first = cmd + self.cl
         if self.group_spacing:                       # one bank group: bursts tCCD_L apart
-            group = bank // self.per_group
+            group = self.group_of[bank]
             ccd_l = self.ccd_l
             span = burst + (bursts - 1) * ccd_l
             last = self.last_data_g[group]
@@ -324,20 +339,21 @@ class SubChannel:
             act = self.refreshed
         if self.pb is not None and self.pb.until[bank] > act:
             act = self.pb.until[bank]            # its per-bank refresh is not over
-        act = self._activate_slot(act, bank // self.per_group, t)
+        act = self._activate_slot(act, self.group_of[bank], t, self.rank_of[bank])
         open_row[bank] = row
         self.act_at[bank] = act
         cmd = self.col_ok[bank] = act + self.rcd
         self.pre_ok[bank] = act + self.ras
         return cmd
 
-    def _activate_slot(self, c: float, group: int, t: float) -> float:
+    def _activate_slot(self, c: float, group: int, t: float, rank: int = 0) -> float:
         """The earliest activate time >= ``c`` that keeps tRRD (tRRD_L in one group) to
-        every other activate and at most four in any tFAW; recorded.  ``t``: the
-        request's time; activates more than the horizon before it are forgotten (not
-        those before ``c``, which may lie far ahead of the requests still to come)."""
+        every other activate of ``rank`` and at most four of them in any tFAW; recorded.
+        ``t``: the request's time; activates more than the horizon before it are
+        forgotten (not those before ``c``, which may lie far ahead of the requests still
+        to come)."""
         tm = self.t
-        acts, groups = self.acts, self.act_groups
+        acts, groups = self.rank_acts[rank], self.rank_act_groups[rank]
         rrd, rrd_l, faw = tm.rrd, tm.rrd_l, tm.faw
         if not faw and rrd == rrd_l:                  # (GDDR3: tRRD only, one rule)
             k = len(acts)

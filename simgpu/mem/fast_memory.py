@@ -47,6 +47,8 @@ def supported(memory) -> str | None:
         return "the interconnect is a fixed latency"
     if d.subchannels != 1 or d.bank_groups != 1 or memory.amap.lanes != 1:
         return "the DRAM has several sub-channels or bank groups"
+    if d.ranks != 1:
+        return "the DRAM has several ranks (stack IDs)"
     tm = memory.dram.timing
     if tm.faw or tm.rrd != tm.rrd_l or tm.group_spacing:
         return "the DRAM has a four-activate window or bank-group timings"
