@@ -49,17 +49,23 @@ def _core_stamp() -> tuple:
     return _stamp[0]
 
 
-def njit(fn):
+def njit(fn=None, *, inline: bool = False):
     """``numba.njit`` where numba runs (else ``fn`` itself), its machine code cached in the
     package's __pycache__ (saving the compile, some 20-60 s, in later processes) under
     :func:`_core_stamp`; uncached where this numba's cache does not have the fields
-    that takes (a compile per process, never a stale one)."""
+    that takes (a compile per process, never a stale one).  ``inline=True`` (as
+    ``@njit(inline=True)``): numba inlines the function into its callers' IR, for the
+    small helpers called per transaction (no call, no reference count of the state
+    passed to them)."""
+    if fn is None:
+        return lambda f: njit(f, inline=inline)
     if _numba is None:
         return fn
-    disp = _numba.njit(cache=True)(fn)
+    opts = {"inline": "always"} if inline else {}
+    disp = _numba.njit(cache=True, **opts)(fn)
     index = getattr(getattr(disp, "_cache", None), "_cache_file", None)
     if index is None or not hasattr(index, "_source_stamp"):
-        return _numba.njit(cache=False)(fn)
+        return _numba.njit(cache=False, **opts)(fn)
     index._source_stamp = _core_stamp()
     return disp
 
