@@ -26,7 +26,7 @@ from .fast_layout import (
 )
 
 
-@njit
+@njit(inline=True)
 def scratch(st, row, m):
     """Row ``row`` of the int scratch, m items (a fresh array where m exceeds it)."""
     if m <= st.scr.shape[1]:
@@ -34,7 +34,7 @@ def scratch(st, row, m):
     return np.empty(m, np.int64)
 
 
-@njit
+@njit(inline=True)
 def scratch_f(st, row, m):
     """Row ``row`` of the float scratch, m items (a fresh array where m exceeds it)."""
     if m <= st.scf.shape[1]:
@@ -42,7 +42,7 @@ def scratch_f(st, row, m):
     return np.empty(m)
 
 
-@njit
+@njit(inline=True)
 def bisect_right(a, n, x):
     """Python's bisect.bisect_right over a[0:n] (the same probes, sorted or not)."""
     lo, hi = 0, n
@@ -57,7 +57,7 @@ def bisect_right(a, n, x):
 
 # --- the bus ---------------------------------------------------------------------------
 
-@njit
+@njit(inline=True)
 def _bus_delete(st, s, i, k):
     """Delete bus reservations i..i+k-1 of sub-channel s."""
     bus, n = st.bus, st.sn[s, N_BUS]
@@ -68,7 +68,7 @@ def _bus_delete(st, s, i, k):
     st.sn[s, N_BUS] = n - k
 
 
-@njit
+@njit(inline=True)
 def _bus_insert(st, s, i, start, end, write):
     bus, n = st.bus, st.sn[s, N_BUS]
     if n >= BUS_CAP:
@@ -84,7 +84,7 @@ def _bus_insert(st, s, i, start, end, write):
     st.sn[s, N_BUS] = n + 1
 
 
-@njit
+@njit(inline=True)
 def _prune(st, s, t):
     """SubChannel._prune: forget reservations too old to constrain one placed from t on."""
     n = st.sn[s, N_BUS]
@@ -279,7 +279,7 @@ def _access(st, s, bank, row, bursts, t, write):
 
 # --- the queues ------------------------------------------------------------------------
 
-@njit
+@njit(inline=True)
 def _pop_min(a, n):
     """Remove and return the least of a[0:n] (the caller shortens n)."""
     j = 0
@@ -291,7 +291,7 @@ def _pop_min(a, n):
     return v
 
 
-@njit
+@njit(inline=True)
 def _drop_upto(a, n, t):
     """Remove every item <= t from a[0:n]; the new length."""
     m = 0
@@ -302,7 +302,7 @@ def _drop_upto(a, n, t):
     return m
 
 
-@njit
+@njit(inline=True)
 def _reads_issued(st, s):
     n = st.sn[s, N_READS]
     if not n:
@@ -310,7 +310,7 @@ def _reads_issued(st, s):
     return st.rq[s, :n].max()
 
 
-@njit
+@njit(inline=True)
 def _push_write(st, s, v):
     n = st.sn[s, N_WRITES]
     if n >= st.wq.shape[1]:

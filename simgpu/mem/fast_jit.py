@@ -12,7 +12,7 @@ import hashlib
 import os
 from pathlib import Path
 
-__all__ = ["ENABLED", "njit", "numba_version"]
+__all__ = ["ENABLED", "njit", "numba_version", "unowned"]
 
 try:
     if os.environ.get("SIMGPU_NUMBA", "1") == "0":
@@ -49,16 +49,54 @@ def _core_stamp() -> tuple:
     return _stamp[0]
 
 
-def njit(fn):
+def njit(fn=None, *, inline: bool = False):
     """``numba.njit`` where numba runs (else ``fn`` itself), its machine code cached in the
     package's __pycache__ (saving the compile, some 20-60 s, in later processes) under
     :func:`_core_stamp`; uncached where this numba's cache does not have the fields
-    that takes (a compile per process, never a stale one)."""
+    that takes (a compile per process, never a stale one).  ``inline=True`` (as
+    ``@njit(inline=True)``): numba inlines the function into its callers' IR, for the
+    small helpers called per transaction (no call, no reference count of the state
+    passed to them)."""
+    if fn is None:
+        return lambda f: njit(f, inline=inline)
     if _numba is None:
         return fn
-    disp = _numba.njit(cache=True)(fn)
+    opts = {"inline": "always"} if inline else {}
+    disp = _numba.njit(cache=True, **opts)(fn)
     index = getattr(getattr(disp, "_cache", None), "_cache_file", None)
     if index is None or not hasattr(index, "_source_stamp"):
-        return _numba.njit(cache=False)(fn)
+        return _numba.njit(cache=False, **opts)(fn)
     index._source_stamp = _core_stamp()
     return disp
+
+
+if _numba is not None:
+    from numba.core import cgutils as _cgutils
+    from numba.core import types as _types
+    from numba.core.extending import intrinsic as _intrinsic
+
+    @_intrinsic
+    def unowned(typingctx, arr):
+        """``arr`` as an array that owns nothing: the same data, shape and strides with
+        no meminfo (as ``numba.carray`` makes), so that numba's reference counting of it,
+        and of every view taken from it, is a null test instead of an atomic add
+        (profiled: most of the core's time went to those atomics, one pair per array a
+        function reads from the state or is passed).  Only for arrays that something
+        else keeps alive for as long as the result is used: the core's state arrays,
+        held by the FastState proxy (fast_layout.new_state), and a compiled loop's
+        arguments, held by its Python caller during the call."""
+        if not isinstance(arr, _types.Array):
+            return None
+
+        def codegen(context, builder, sig, args):
+            ary = context.make_array(sig.args[0])(context, builder, value=args[0])
+            out = context.make_array(sig.return_type)(context, builder)
+            _cgutils.copy_struct(out, ary)
+            out.meminfo = _cgutils.get_null_value(out.meminfo.type)
+            out.parent = _cgutils.get_null_value(out.parent.type)
+            return out._getvalue()
+
+        return arr(arr), codegen
+else:
+    def unowned(arr):
+        return arr

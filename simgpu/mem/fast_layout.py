@@ -105,7 +105,7 @@ if ENABLED:
     from numba.core import types as _types
     from numba.experimental import structref as _structref
 
-    from .fast_jit import njit
+    from .fast_jit import njit, unowned
 
     @_structref.register
     class FastStateType(_types.StructRef):
@@ -125,13 +125,18 @@ if ENABLED:
     def _new_state(pf, pi, g, sf, sn, orow, bt, bus, acts, actg, rq, wq, pq_enter, pq, part,
                    pused, ptag, pstat, tv, tr, ts, tshape, tcount, tlast, walkers, mh, mn,
                    scr, scf):
+        # the fields own nothing (fast_jit.unowned: no atomic reference counts in the
+        # core's inner loops); the proxy keeps the arrays alive (new_state)
+        u = unowned
         st = _structref.new(STATE_TYPE)
-        st.pf, st.pi, st.g, st.sf, st.sn, st.orow, st.bt = pf, pi, g, sf, sn, orow, bt
-        st.bus, st.acts, st.actg, st.rq, st.wq, st.pq_enter, st.pq = bus, acts, actg, rq, wq, \
-            pq_enter, pq
-        st.part, st.pused, st.ptag, st.pstat = part, pused, ptag, pstat
-        st.tv, st.tr, st.ts, st.tshape, st.tcount, st.tlast = tv, tr, ts, tshape, tcount, tlast
-        st.walkers, st.mh, st.mn, st.scr, st.scf = walkers, mh, mn, scr, scf
+        st.pf, st.pi, st.g, st.sf, st.sn, st.orow, st.bt = u(pf), u(pi), u(g), u(sf), u(sn), \
+            u(orow), u(bt)
+        st.bus, st.acts, st.actg, st.rq, st.wq, st.pq_enter, st.pq = u(bus), u(acts), \
+            u(actg), u(rq), u(wq), u(pq_enter), u(pq)
+        st.part, st.pused, st.ptag, st.pstat = u(part), u(pused), u(ptag), u(pstat)
+        st.tv, st.tr, st.ts, st.tshape, st.tcount, st.tlast = u(tv), u(tr), u(ts), \
+            u(tshape), u(tcount), u(tlast)
+        st.walkers, st.mh, st.mn, st.scr, st.scf = u(walkers), u(mh), u(mn), u(scr), u(scf)
         return st
 
     def new_state(arrays: "FastArrays") -> FastState:
@@ -143,7 +148,9 @@ if ENABLED:
                     or not a.flags.c_contiguous:
                 raise TypeError(f"FastState.{name}: {a.dtype} {a.ndim}-d array, "
                                 f"not the layout's {k} {nd}-d")
-        return _new_state(*arrays)
+        state = _new_state(*arrays)
+        state.arrays = arrays      # the fields' owner: alive as long as the state is
+        return state
 else:
     FastState = FastArrays
 

@@ -25,7 +25,7 @@ from .fast_layout import (
 WINDOW = 64.0          # as simgpu.mem.interconnect.WINDOW
 
 
-@njit
+@njit(inline=True)
 def locate(st, a):
     """AddressMap.locate of one address (one sub-channel, one bank group): (partition,
     bank, row)."""
@@ -44,7 +44,7 @@ def locate(st, a):
     return chunk % n, page % pi[I_BANKS], page // pi[I_BANKS]
 
 
-@njit
+@njit(inline=True)
 def _slot(st, port, k):
     """The ring slot of window k of ``port`` (taking it over from an older window)."""
     ring = st.pi[I_RING]
@@ -106,7 +106,7 @@ def book(st, port, t, flits):
     return wait
 
 
-@njit
+@njit(inline=True)
 def flits_of(st, data_bytes):
     """Interconnect.flits: flits of a packet carrying ``data_bytes``."""
     flit = st.pi[I_FLIT]

@@ -29,7 +29,7 @@ instruction's data are back (numbered by the Python side).
 from __future__ import annotations
 
 from ..mem.deferred_reads import DEFERRED
-from ..mem.fast_jit import njit
+from ..mem.fast_jit import njit, unowned
 from ..mem.fast_path import serve_instruction
 
 # --- gf, gi: the loop's scalars -----------------------------------------------------
@@ -318,6 +318,13 @@ def run_loop(st, gf, gi, ht, hp, he, hk, hs, pf, si, sf, smf, ent, offs, txa, tx
              ready):
     """Run the event loop until it ends (EXIT_DONE) or needs the Python side (an exit
     code, gi[I_CUR_SLOT] the slot; call again to go on)."""
+    # the caller holds the arrays through the call: unowned, passing them on to _warp
+    # and the heap's helpers touches no atomic reference count (fast_jit.unowned)
+    gf, gi, ht, hp, he, hk, hs = unowned(gf), unowned(gi), unowned(ht), unowned(hp), \
+        unowned(he), unowned(hk), unowned(hs)
+    pf, si, sf, smf, ent, offs = unowned(pf), unowned(si), unowned(sf), unowned(smf), \
+        unowned(ent), unowned(offs)
+    txa, txs, deps, ready = unowned(txa), unowned(txs), unowned(deps), unowned(ready)
     while True:
         if gi[I_RESUME]:
             gi[I_RESUME] = 0

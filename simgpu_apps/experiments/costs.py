@@ -51,19 +51,19 @@ def _numba_core() -> bool:
 if _numba_core():
     # With the compiled memory core (pip install simgpu[fast]), list ranking on trace-block
     # with its compiled replay loop (simgpu/sim/trace_loop.py): `benchmarks/
-    # paper_point_costs.py --lists 18 20 --graphs --variants rs64 rs48 even48 wylie`, the
-    # larger size's figure, 2026-11-26, branch wt-rsspeed at baa2458 with the numba core
-    # and a mypyc build, this shared 2-core VM (load average ~10: an upper bound).  rs64p
-    # (the paper's 64-bit accesses): 1.22x rs64, its ratio at 2^21 (trace-block, source
-    # replay, 2026-11-26: 14.3 s against 11.7 s).
-    SIM_PER_NODE = {"rs64": 4.4e-6, "rs48": 6.4e-6, "even48": 4.4e-6, "rs64p": 5.4e-6}
-    SIM_WYLIE_PER_NODE_ROUND = 1.05e-6           # 21.9 s at 2^20 (20 rounds)
+    # paper_point_costs.py --lists 18 20 --graphs 15 17 --variants rs64 rs48 even48 wylie`,
+    # the larger size's figure, 2026-11-26, branch wt-nrt (the core's arrays unowned: no
+    # atomic reference counts) with the numba core and a mypyc build, this shared 2-core
+    # VM at load average ~2; main (4284ac8) run just before it there gave rs64 4.0e-6,
+    # rs48 5.7e-6, even48 4.0e-6, wylie 21.4 s, lists 1.32e-4, trees 9.5e-5, random
+    # 4.6e-5 (docs/results/numba-refcount-2026-11-26.md).  rs64p (the paper's 64-bit
+    # accesses): 1.22x rs64, its ratio at 2^21 (trace-block, source replay, 2026-11-26:
+    # 14.3 s against 11.7 s).
+    SIM_PER_NODE = {"rs64": 3.5e-6, "rs48": 5.0e-6, "even48": 3.4e-6, "rs64p": 4.3e-6}
+    SIM_WYLIE_PER_NODE_ROUND = 0.83e-6           # 17.4 s at 2^20 (20 rounds)
     # Graphs (SV on timed-block, loads and stores coalesced by simgpu.mem.fast_coalesce):
-    # `paper_point_costs.py --lists --variants --graphs 15 17`, the 2^17 figure, branch
-    # wt-ccspeed, 2026-11-26, same VM (load 7-10); main (edb2c35) measured there in the
-    # same session gave lists 2.1e-4, trees 1.4e-4, random 6.5e-5
-    # (docs/results/cc-speed-2026-11-26.md).
-    SIM_PER_EDGE = {"lists": 1.4e-4, "trees": 1.0e-4, "random": 4.8e-5, "lockstep": 1e-5}
+    # the 2^17 figure of the same run.
+    SIM_PER_EDGE = {"lists": 1.2e-4, "trees": 0.93e-4, "random": 4.2e-5, "lockstep": 1e-5}
     MEASURED = ("sim:gtx260 with the numba memory core, list ranking on trace-block, 2-core "
                 "Xeon VM at 2.5 GHz, 2026-11-26")
 

@@ -169,3 +169,33 @@ def test_the_cache_stamp_covers_the_compiled_replay_loop():
     for f in files:
         h.update(f.read_bytes())
     assert fast_jit._core_stamp()[1] == h.hexdigest()
+
+
+def test_the_state_keeps_its_unowned_arrays_alive_and_shares_them():
+    """The compiled state's fields own nothing (fast_jit.unowned, to spare the core's
+    atomic reference counts): the state must keep the arrays alive by itself, with no
+    other reference to them, and write into the same memory the Python side reads.
+    Its requests, made after the arrays' only other owner is gone and the allocator has
+    been churned, must still time like the Python unit's."""
+    import gc
+
+    from simgpu.mem import fast_path
+    from simgpu.mem.fast_layout import G_ACCEPTED, new_state
+    from simgpu.mem.fast_state import take
+    cfg = CONFIGS["tiny"]
+    rng = np.random.default_rng(11)
+    requests = [("load", [int(b) * 2048 + 256 * 7 * j for j in range(4)], [32] * 4,
+                 float(i * 3), int(rng.integers(0, 27)))
+                for i, b in enumerate(rng.integers(0, 1 << 14, 40))]
+    state = new_state(take(MemorySystem(cfg, None, TlbState(cfg))))   # the only owner
+    gc.collect()
+    churn = [np.full(4096, -7.0) for _ in range(64)]      # reuse any memory freed
+    got = []
+    for kind, addresses, sizes, t, sm in requests:
+        a = np.asarray(addresses, np.int64)
+        done = fast_path.access(state, a, np.asarray(sizes, np.int64), 0, len(a), t, sm,
+                                kind == "store")
+        got.append((done, float(state.arrays.g[G_ACCEPTED])))   # the same memory
+    del churn
+    want = replay(cfg, requests, False)[0]
+    assert got == want
