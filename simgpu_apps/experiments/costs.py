@@ -64,8 +64,8 @@ if _numba_core():
     # Graphs (SV on timed-block, loads and stores coalesced by simgpu.mem.fast_coalesce):
     # the 2^17 figure of the same run.
     SIM_PER_EDGE = {"lists": 1.2e-4, "trees": 0.93e-4, "random": 4.2e-5, "lockstep": 1e-5}
-    MEASURED = ("sim:gtx260 with the numba memory core, list ranking on trace-block, 2-core "
-                "Xeon VM at 2.5 GHz, 2026-11-26")
+    MEASURED = ("sim:gtx260 with the numba memory core, list ranking on trace-block's compiled "
+                "replay, 2-core AMD EPYC VM, 2026-11-26")
 
 
 def lr_cost(variant: str, n: int, real: bool, repeats: int = 1, first: bool = True) -> float:
