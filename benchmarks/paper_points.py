@@ -26,7 +26,7 @@ def chosen(points, where) -> list:
     return out
 
 
-def main() -> None:
+def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out")
     ap.add_argument("--size", default="paper", choices=sorted(SIZES))
@@ -35,7 +35,7 @@ def main() -> None:
     ap.add_argument("--where", action="append", default=[], metavar="KEY=V1,V2")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--list", action="store_true")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     where = []
     for w in args.where:
         if "=" not in w:
