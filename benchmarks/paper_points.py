@@ -11,6 +11,7 @@ Each point is written to OUT/cache as it ends (a run stopped early keeps what it
 """
 import argparse
 import multiprocessing
+from concurrent.futures import ProcessPoolExecutor, as_completed
 import sys
 import time
 
@@ -58,8 +59,10 @@ def main(argv=None) -> None:
     if args.list or not todo:
         return
     t0 = time.time()
-    with multiprocessing.get_context("fork").Pool(args.jobs, maxtasksperchild=1) as pool:
-        for p, out in zip(todo, pool.imap(compute_point, todo)):
+    with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = {pool.submit(compute_point, p): p for p in todo}
+        for f in as_completed(futures):                  # (written as each ends)
+            p, out = futures[f], f.result()
             if out["ok"]:
                 cache.put(p, out["result"], out["seconds"])
             print(f"{'done' if out['ok'] else 'FAILED'} {p.experiment} {p.p} in "
