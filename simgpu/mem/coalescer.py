@@ -215,43 +215,25 @@ class Coalescer:
         return out
 
     def _scattered_per_warp(self, w, lane, address, ws):
-        """per_warp through the vectorized rules (:func:`_valid_key`, :func:`_sector_keys`,
-        :func:`_segment_transactions`), without the pattern cache (a scattered pattern
-        is seldom seen twice, and would crowd out those that recur); None where they
-        do not apply (CC 1.0/1.1, input that the reference must judge)."""
-        key = _valid_key(w, lane, address, ws)
-        if key is None:
-            return None
-        cuts = [0, *(np.flatnonzero(w[1:] != w[:-1]) + 1).tolist(), w.size]
-        if self.cc >= 20:
-            found = _sector_keys(key, address)
-            if found is None:
-                return None
-            sorted_keys, bits = found
-            if sorted_keys.size < w.size:          # lanes shared sectors: each warp's count
-                cuts = [0, *(np.flatnonzero(np.diff(sorted_keys >> bits)) + 1).tolist(),
-                        sorted_keys.size]
-            addresses = ((sorted_keys & ((1 << bits) - 1)) << 5).tolist()
-            return [WarpTransactions(1, SECTOR_BYTES * (hi - lo), addresses[lo:hi],
-                                     [SECTOR_BYTES] * (hi - lo))
-                    for lo, hi in zip(cuts, cuts[1:])]
-        found = _segment_transactions(key, address, ws)
+        """per_warp through the vectorized rules (:meth:`_scattered_flat`), without the
+        pattern cache (a scattered pattern is seldom seen twice, and would crowd out those
+        that recur); None where they do not apply (CC 1.0/1.1, input that the reference
+        must judge)."""
+        found = self._scattered_flat(w, lane, address, ws)
         if found is None:
             return None
-        first, addresses, sizes = found
-        addresses, lanes = addresses.tolist(), lane.tolist()
-        if first is None:                          # one 32-byte transaction per lane
-            return [WarpTransactions((lanes[lo] < HALF_WARP) + (lanes[hi - 1] >= HALF_WARP),
-                                     SECTOR_BYTES * (hi - lo), addresses[lo:hi],
-                                     [SECTOR_BYTES] * (hi - lo))
-                    for lo, hi in zip(cuts, cuts[1:])]
-        sizes, txn_cuts = sizes.tolist(), np.searchsorted(first, cuts).tolist()
-        out = []
-        for lo, hi, t_lo, t_hi in zip(cuts, cuts[1:], txn_cuts, txn_cuts[1:]):
-            mine = sizes[t_lo:t_hi]
-            out.append(WarpTransactions((lanes[lo] < HALF_WARP) + (lanes[hi - 1] >= HALF_WARP),
-                                        sum(mine), addresses[t_lo:t_hi], mine))
-        return out
+        lane_cuts, flat = found
+        cuts = flat.cuts.tolist()
+        addresses = flat.addresses.tolist()
+        sizes = ([SECTOR_BYTES] * len(addresses) if flat.sizes is None
+                 else flat.sizes.tolist())
+        if self.cc >= 20:                          # one request a warp
+            return [WarpTransactions(1, SECTOR_BYTES * (hi - lo), addresses[lo:hi],
+                                     sizes[lo:hi]) for lo, hi in zip(cuts, cuts[1:])]
+        lanes, lane_cuts = lane.tolist(), lane_cuts.tolist()
+        return [WarpTransactions((lanes[lo] < HALF_WARP) + (lanes[hi - 1] >= HALF_WARP),
+                                 sum(sizes[t_lo:t_hi]), addresses[t_lo:t_hi], sizes[t_lo:t_hi])
+                for lo, hi, t_lo, t_hi in zip(lane_cuts, lane_cuts[1:], cuts, cuts[1:])]
 
     def flat(self, acc: MemoryAccess):
         """:meth:`per_warp` of an access of several warps, kept as arrays: (requests,
@@ -274,32 +256,46 @@ class Coalescer:
     def flat_scattered(self, acc: MemoryAccess):
         """:meth:`flat` of an access of several warps of scattered lanes, from the same
         vectorized rules as :meth:`_scattered_per_warp`; None where they do not apply."""
-        w, address, lane, ws = acc.warp, acc.address, acc.lane, acc.word_size
+        found = self._scattered_flat(acc.warp, acc.lane, acc.address, acc.word_size)
+        if found is None:
+            return None
+        lane_cuts, flat = found
+        if self.cc >= 20:                          # one request a warp
+            return lane_cuts.size - 1, flat
+        lane = acc.lane
+        requests = int(np.count_nonzero(lane[lane_cuts[:-1]] < HALF_WARP)
+                       + np.count_nonzero(lane[lane_cuts[1:] - 1] >= HALF_WARP))
+        return requests, flat
+
+    def _scattered_flat(self, w, lane, address, ws):
+        """The vectorized rules of scattered lanes (:func:`_valid_key`,
+        :func:`_sector_keys`, :func:`_segment_transactions`): (where each warp's lanes
+        start, and an end, as an array; the transactions as :class:`FlatWarps`), or None
+        where they do not apply."""
         key = _valid_key(w, lane, address, ws)
         if key is None:
             return None
-        starts = np.flatnonzero(np.concatenate(([True], w[1:] != w[:-1])))
-        cuts = np.append(starts, w.size)
+        lane_cuts = np.append(np.flatnonzero(np.concatenate(([True], w[1:] != w[:-1]))),
+                              w.size)
         if self.cc >= 20:
             found = _sector_keys(key, address)
             if found is None:
                 return None
             sorted_keys, bits = found
+            cuts = lane_cuts
             if sorted_keys.size < w.size:          # lanes shared sectors: each warp's count
                 warp_of = sorted_keys >> bits
                 new_warp = np.concatenate(([True], warp_of[1:] != warp_of[:-1]))
                 cuts = np.append(np.flatnonzero(new_warp), sorted_keys.size)
             addresses = (sorted_keys & ((1 << bits) - 1)) << 5
-            return starts.size, FlatWarps(addresses, None, cuts)
+            return lane_cuts, FlatWarps(addresses, None, cuts)
         found = _segment_transactions(key, address, ws)
         if found is None:
             return None
         first, addresses, sizes = found
-        requests = int(np.count_nonzero(lane[starts] < HALF_WARP)
-                       + np.count_nonzero(lane[cuts[1:] - 1] >= HALF_WARP))
         if first is None:                          # one 32-byte transaction per lane
-            return requests, FlatWarps(addresses, None, cuts)
-        return requests, FlatWarps(addresses, sizes, np.searchsorted(first, cuts))
+            return lane_cuts, FlatWarps(addresses, None, lane_cuts)
+        return lane_cuts, FlatWarps(addresses, sizes, np.searchsorted(first, lane_cuts))
 
     def _absolute(self, warp, lane, address, ws) -> WarpTransactions:
         base = int(address[0]) & ~511
