@@ -20,8 +20,10 @@ SubChannel, Timing = _dram_timing.SubChannel, _dram_timing.Timing
 
 
 def recording(cfg):
-    """A sub-channel whose activates are recorded: (sub-channel, [(time, bank)])."""
-    sc = SubChannel(Timing(cfg), cfg.memory.dram_banks_per_partition // cfg.dram.subchannels)
+    """A sub-channel (of every rank's banks) whose activates are recorded:
+    (sub-channel, [(time, bank)])."""
+    sc = SubChannel(Timing(cfg), cfg.memory.dram_banks_per_partition * cfg.dram.ranks
+                    // cfg.dram.subchannels)
     acts: list = []
     opened = sc._open
 

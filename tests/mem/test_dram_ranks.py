@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 from simgpu.configs import ConfigError, load_config
 from simgpu.mem.native_load import source_module
 
+from .test_dram_booking_rules import recording as booking_recording
+
 _dram_timing = source_module("simgpu.mem.dram_timing")
 SubChannel, Timing = _dram_timing.SubChannel, _dram_timing.Timing
 
@@ -32,18 +34,10 @@ def h100(ranks=2):
 
 
 def recording(cfg):
-    """A sub-channel of ``cfg`` whose activates are recorded as (time, bank)."""
-    banks = cfg.memory.dram_banks_per_partition * cfg.dram.ranks // cfg.dram.subchannels
-    sc = SubChannel(Timing(cfg), banks)
-    acts: list = []
-    opened = sc._open
-
-    def _open(bank, row, t):
-        cmd = opened(bank, row, t)
-        acts.append((sc.act_at[bank], bank))
-        return cmd
-    sc._open = _open
-    return sc, acts, banks
+    """A sub-channel of ``cfg`` whose activates are recorded as (time, bank), and its
+    bank count (test_dram_booking_rules.recording)."""
+    sc, acts = booking_recording(cfg)
+    return sc, acts, sc.banks
 
 
 def rank_and_group(cfg, bank, banks):
