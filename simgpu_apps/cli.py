@@ -108,6 +108,9 @@ where the cache, CPU baselines and report are written.""")
                    help="an earlier report.md (or its folder): its verdicts go beside this run's")
     p.add_argument("--estimate", action="store_true", help="print the plan's estimate (time, "
                    "peak host memory) and stop")
+    p.add_argument("--cached-sim", action="store_true", help="take the simulated points from "
+                   "OUT/cache only (computed elsewhere, e.g. by benchmarks/paper_points.py): "
+                   "those missing are left out and reported; CPU baselines are measured here")
     p.add_argument("--cpu-repeats", type=int, default=None, metavar="N",
                    help="runs of each CPU baseline (default: the size setting's)")
     p.add_argument("--gpu-repeats", type=int, default=None, metavar="N",
@@ -140,7 +143,8 @@ def cmd_paper(args):
         run_paper(out=args.out, size_name=size, device=args.device, jobs=args.jobs, only=only,
                   progress=not args.no_progress, scheduler=args.scheduler,
                   overwrite=args.overwrite, beside=args.beside, cpu_repeats=args.cpu_repeats,
-                  gpu_repeats=args.gpu_repeats, dry_run=args.estimate)
+                  gpu_repeats=args.gpu_repeats, dry_run=args.estimate,
+                  cached_sim=args.cached_sim)
     except KeyboardInterrupt:
         return 130
 

@@ -189,7 +189,8 @@ def check_out(out: Path, overwrite: bool) -> str:
 def run_paper(out="out/paper", size_name: str = "quick", device: str = "sim:gtx260", jobs: int = 1,
               only=None, stream=None, progress: bool = True, scheduler: str | None = None,
               overwrite: bool = False, beside=None, cpu_repeats: int | None = None,
-              gpu_repeats: int | None = None, dry_run: bool = False) -> dict:
+              gpu_repeats: int | None = None, dry_run: bool = False,
+              cached_sim: bool = False) -> dict:
     """Run the experiments, write tables, figures and report.md into `out`.
     Returns a summary dict (claims, files, cache hits, elapsed).
 
@@ -202,7 +203,11 @@ def run_paper(out="out/paper", size_name: str = "quick", device: str = "sim:gtx2
     interrupted run's folder, with a cache and no report, is resumed without it).
     beside: an earlier report.md (or its folder) whose verdicts go beside this run's.
     cpu_repeats / gpu_repeats: override the size setting's repeats.
-    dry_run: print the plan's estimate and return (nothing computed or written)."""
+    dry_run: print the plan's estimate and return (nothing computed or written).
+    cached_sim: take the simulated points from ``out``'s cache only (computed elsewhere:
+    benchmarks/paper_points.py, another machine, an earlier run at the same code version);
+    those not there are left out and their claims say "not available".  The CPU baselines
+    (wall-clock points) are still measured here."""
     stream = stream or sys.stdout
     t0 = time.perf_counter()
     if size_name not in SIZES:
@@ -243,6 +248,10 @@ def run_paper(out="out/paper", size_name: str = "quick", device: str = "sim:gtx2
         out.mkdir(parents=True, exist_ok=True)
     cache = Cache(out / "cache", code_version(cuda=real))
     points = list(dict.fromkeys(p for k in only for p in EXPERIMENTS[k].plan(ctx)))
+    skipped = []
+    if cached_sim:
+        skipped = [p for p in points if p.kind != "wall" and not cache.path(p).exists()]
+        points = [p for p in points if p.kind == "wall" or cache.path(p).exists()]
     todo = [p for p in points if not cache.path(p).exists()]
     client = None
     if scheduler is not None:
@@ -265,6 +274,9 @@ def run_paper(out="out/paper", size_name: str = "quick", device: str = "sim:gtx2
           f"{len(points) - len(todo)} cached, {len(todo)} to compute {where} (cache version "
           f"{cache.version})", file=stream)
     print(costs.describe(est, parallel), file=stream, flush=True)
+    if skipped:
+        print(f"--cached-sim: {len(skipped)} simulated point(s) of the plan are not in the "
+              "cache and are left out (their claims: not available)", file=stream, flush=True)
     if refused:
         print(f"{len(refused)} point(s) will not fit {device}'s memory (predicted footprint "
               f"above its {info['capacity']:,} bytes): the device refuses them at once, and "
@@ -303,6 +315,7 @@ def run_paper(out="out/paper", size_name: str = "quick", device: str = "sim:gtx2
     written = write_outputs(sections, out, meta, draw)
     elapsed = time.perf_counter() - t0
     run_info = dict(points=len(points), cached=cache.hits, interrupted=interrupted, computed=len(points) - cache.hits - len(errors),
+                    left_out=[p.label() for p in skipped],
                     failed=len(errors), elapsed=fmt_seconds(elapsed), pngs=written["pngs"],
                     errors=[(p.label(), e) for p, e in errors.items()],
                     figures_note=("PNG (matplotlib, Agg)" if draw else

@@ -245,6 +245,10 @@ def write_paper_report(sections, out: Path, meta: dict, run_info: dict) -> Path:
         lines += ["(unstable): the verdict's margin lies inside the spread of the CPU "
                   "baseline's repeated runs, so a run on a differently loaded machine could "
                   "give another verdict; the claim's section says which margin.", ""]
+    if run_info.get("left_out"):
+        lines += ["## Points left out (--cached-sim: not in the cache)", ""]
+        lines += [f"- `{label}`" for label in run_info["left_out"]]
+        lines.append("")
     if run_info.get("errors"):
         lines += ["## Failed points", ""]
         lines += [f"- `{label}`: {err}" for label, err in run_info["errors"]]
