@@ -304,6 +304,10 @@ class AtomicsModel:
         "whether the compiler does a warp-uniform integer add/sub atomic from one lane for "
         "the whole warp (nvcc since CUDA 9; simgpu.ir.uniform): one lane per warp reaches "
         "memory", None, False)
+    unit_queue_operations: int | None = _opt(
+        "operations the queue of each atomic unit (at a partition, or an L2 slice) holds "
+        "waiting for the unit; a request that finds it full waits outside, and its SM's "
+        "memory pipeline takes nothing more until it is in (default: no bound)")
 
 
 @dataclass(frozen=True)

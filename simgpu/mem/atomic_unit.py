@@ -15,8 +15,21 @@ a round taking one lane of each word, as the H100 was measured to).  Operations 
 the unit's throughput, one per ``atomics.unit_cycles_per_operation`` at each
 partition (or L2 slice).  Only times change: the transactions, and so the
 counts, are the coalescer's.
+
+Each unit's queue holds at most ``atomics.unit_queue_operations`` operations waiting
+for it (where the config bounds it).  The unit does its operations in the order they
+were queued, so the queue ahead of a request arriving at ``ready`` is the operations
+booked before it that start after ``ready``: a request of ``n`` operations enters once
+at most ``bound - n`` are left ahead (an empty queue, for a request of more), at the
+start of the one before those.  Until it is in, it waits outside and its SM's memory
+pipeline takes nothing more (``req.accepted``, as a full interconnect queue holds a
+request back): same-address atomics that no one waits for no longer let the SMs run
+ahead of a backlog that grows without bound.  Its own times do not change (its
+operations would start after those ahead anyway); the SM's later requests wait.
 """
 from __future__ import annotations
+
+from collections import deque
 
 from .deferred_reads import DEFERRED
 from .uncached import by_partition
@@ -37,13 +50,37 @@ class AtomicUnit:
         self.operations = 0                       # operations done at the units (lanes, or
                                                   # merged lanes of one address)
         self.serialized_cycles = 0.0              # operations' waits for their address
+        self.bound = a.unit_queue_operations or 0  # (0: the queues are not bounded)
+        self.starts: dict = {}                    # unit -> the last ``bound`` operations' starts
+        self.held = 0                             # requests that found a unit's queue full
+        self.log: list | None = None              # (tests) [(unit, entered, start)] per operation
 
-    def _operate(self, part: int, ops, ready: float) -> float:
+    def _enter(self, unit: int, n: int, ready: float) -> float:
+        """When ``n`` operations arriving at ``ready`` find room in ``unit``'s queue (see
+        the module's doc): at most ``bound - n`` of those queued before them left."""
+        starts = self.starts.get(unit)
+        if starts is None:
+            starts = self.starts[unit] = deque(maxlen=self.bound)
+        k = self.bound - n + 1 if n < self.bound else 1
+        if len(starts) >= k and starts[-k] > ready:
+            self.held += 1
+            return starts[-k]
+        return ready
+
+    def _started(self, unit: int, entered: float, start: float) -> None:
+        self.starts[unit].append(start)
+        if self.log is not None:
+            self.log.append((unit, entered, start))
+
+    def _operate(self, part: int, ops, ready: float) -> tuple[float, float]:
         """Do ``ops`` [(address, operations)] at partition ``part``'s unit, their data
-        there at ``ready``; return when the last operation starts."""
+        there at ``ready``: (when the last operation starts, when they entered the unit's
+        queue -- later than ``ready`` where it was full)."""
         unit_free, address_free = self.unit_free, self.address_free
         unit, same = self.unit_cycles, self.same_address
-        last = ready
+        last = entered = ready
+        if self.bound:
+            entered = self._enter(part, sum([c for _, c in ops]), ready)
         free = unit_free[part]
         for address, count in ops:
             at = address_free.get(address, 0.0)
@@ -55,12 +92,14 @@ class AtomicUnit:
                 start = at if at > free else free
                 free = start + unit
                 at = start + same
+                if self.bound:
+                    self._started(part, entered, start)
             address_free[address] = at
             if at - same > last:
                 last = at - same
             self.operations += count
         unit_free[part] = free
-        return last
+        return last, entered
 
     def _ops(self, lanes: dict | None, address: int, size: int) -> list:
         """The operations on the words of the transaction at ``address`` of ``size`` bytes:
@@ -104,7 +143,9 @@ class AtomicUnit:
             ops = []
             for *_, s, a in txns:
                 ops += self._ops(lanes, a, s)
-            start = self._operate(part, ops, finish)
+            start, entered = self._operate(part, ops, finish)
+            if entered > finish and t + entered - finish > req.accepted:
+                req.accepted = t + entered - finish     # held outside the full queue
             done = max(done, net.reply(start + alu, part, req.sm, back_flits))
         return done
 
@@ -160,7 +201,13 @@ class AtomicUnit:
             elif entry[0] - s.clock > t:      # its sector is still on its way
                 done = max(done, entry[0] - s.clock + hold + alu)
             home.make_dirty(a, entry)
-            for key, count in self._ops(lanes, a, home.sector):
+            ops = self._ops(lanes, a, home.sector)
+            entered = t
+            if self.bound:
+                entered = self._enter(part, sum([c for _, c in ops]), t)
+                if entered > t and entered > req.accepted:
+                    req.accepted = entered              # held outside the full queue
+            for key, count in ops:
                 at = address_free.get(key, 0.0)
                 if at > t:
                     self.serialized_cycles += at - t
@@ -171,6 +218,8 @@ class AtomicUnit:
                     s.l2_free[part] = start + hold
                     at = start + same
                     done = max(done, start + hold + self.latency)
+                    if self.bound:
+                        self._started(part, entered, start)
                 address_free[key] = at
                 self.operations += count
         if by_part:

@@ -32,8 +32,8 @@ N_PI = 26
 
 # --- launch-wide scalars (FastState.g) ---------------------------------------------------
 (G_DRAM_WAIT, G_ACCEPTED, G_DRAINED, G_HELD, G_FLITS, G_WALKS, G_WALK_READS, G_WALK_WAIT,
- G_MSHR_WAITS, G_MSHR_WAIT_CYCLES, G_LRU_CLOCK) = range(11)
-N_G = 11
+ G_MSHR_WAITS, G_MSHR_WAIT_CYCLES, G_LRU_CLOCK, G_NET_CLOCK) = range(12)
+N_G = 12
 
 # --- a sub-channel's scalars (FastState.sf[sub, :]) ---------------------------------------
 (S_TAIL, S_BUSY, S_ROW_HITS, S_ACTIVATIONS, S_CONFLICTS, S_STALL, S_REFRESHES, S_SAMPLES,

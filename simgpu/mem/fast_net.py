@@ -3,10 +3,14 @@
 :func:`~simgpu.mem.uncached.uncached`, over :class:`~simgpu.mem.fast_layout.FastState`.
 
 A port's reservation windows (a dict window -> flits in the Python unit) are a ring of
-``I_RING`` windows per port, each slot tagged with its window: a window more than the
-ring's span behind the newest one booked is forgotten (the timed engines book from
-the simulation's clock on, never that far back); a booking that would need a
-forgotten window stops the run with an error instead of booking a wrong time.
+``I_RING`` windows per port, each slot tagged with its window: a slot's window is
+forgotten when a window a ring later takes the slot over.  The ring spans four times
+the windows a Python port keeps behind the interconnect's clock (``G_NET_CLOCK``, the
+newest request, as ``Interconnect.clock``), so a booking up to three quarters of the
+ring (1.5M SM cycles) ahead of the clock never takes over a window the Python port
+would keep; one further ahead forgets that window (the core books no atomics, whose
+replies may come that late).  A booking that would need a forgotten window stops the
+run with an error instead of booking a wrong time.
 """
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ from .fast_dram import scratch, scratch_f
 from .fast_partition import serve_partition
 from .fast_jit import njit
 from .fast_layout import (
-    F_CAPACITY, F_FLIT_CYCLES, F_HALF_TRIP, F_QUEUE_CYCLES, G_FLITS, G_HELD, I_BANKS,
+    F_CAPACITY, F_FLIT_CYCLES, F_HALF_TRIP, F_QUEUE_CYCLES, G_FLITS, G_HELD, G_NET_CLOCK, I_BANKS,
     I_FLIT, I_HEADER, I_INTERLEAVE, I_PARTS, I_PER_PORT, I_RING, I_ROW_BYTES, I_SKIP,
     I_SM_PORTS, PS_FLOOR, PS_MAX_WAIT, PS_WAITED, R_BACK, R_BANKS, R_COUNT, R_IDX, R_ORDER,
     R_OUT, R_PART_OF, R_ROWS, R_SIZES, RF_WAITS,
@@ -52,8 +56,9 @@ def _slot(st, port, k):
     tag = st.ptag[port, j]
     if tag != k:
         if k <= st.pstat[port, PS_FLOOR] or tag > k:
-            raise RuntimeError("simgpu fast memory core: an interconnect booking far behind "
-                               "the newest one (past the port's window ring); rerun with "
+            raise RuntimeError("simgpu fast memory core: an interconnect booking in a window "
+                               "its port's ring has forgotten (far behind the clock, or "
+                               "taken over by a booking far ahead of it); rerun with "
                                "SIMGPU_NUMBA=0 and report it")
         if tag >= 0:
             if st.pused[port, j] != 0.0 and tag > st.pstat[port, PS_FLOOR]:
@@ -170,6 +175,8 @@ def uncached(st, addrs, sizes, lo, hi, t, sm, write, accepted):
         else:
             out_flits[p], back_flits[p] = header * n, data
     # Interconnect.requests
+    if t > st.g[G_NET_CLOCK]:
+        st.g[G_NET_CLOCK] = t
     per_port = st.pi[I_PER_PORT]
     left = t + book(st, sm // per_port, t, total)
     st.g[G_FLITS] += total

@@ -14,14 +14,15 @@ import numpy as np
 
 from . import fast_layout as L
 from .address_space import PDE_BYTES
+from . import interconnect
 from .interconnect import KEPT_WINDOWS
 from .fast_path import PDE_BYTES as CORE_PDE_BYTES
 
 __all__ = ["take", "give_back", "RING"]
 
 #: Reservation windows kept per interconnect port: 2^15 windows of 64 cycles, 2M SM
-#: cycles behind the newest booking (the engines book from their clock on); four times
-#: what a Python port keeps (its windows spread over at most half the ring).
+#: cycles; four times what a Python port keeps behind the interconnect's clock, so
+#: bookings up to 1.5M cycles ahead of the clock fit beside them (simgpu.mem.fast_net).
 RING = 4 * KEPT_WINDOWS
 
 assert PDE_BYTES == CORE_PDE_BYTES
@@ -62,6 +63,7 @@ def take(ms, ring: int = RING) -> L.FastArrays:
     g = np.zeros(L.N_G)
     g[L.G_DRAM_WAIT], g[L.G_ACCEPTED], g[L.G_DRAINED] = dram.wait, ms.accepted, ms._drained
     g[L.G_HELD], g[L.G_FLITS] = net.held, net.flits_sent
+    g[L.G_NET_CLOCK] = net.clock[0]
     # the sub-channels
     sf = np.zeros((n_sub, L.N_SF))
     sn = np.zeros((n_sub, L.N_SN), np.int64)
@@ -100,13 +102,23 @@ def take(ms, ring: int = RING) -> L.FastArrays:
     pused = np.zeros((len(ports), ring))
     ptag = np.full((len(ports), ring), -1, np.int64)
     pstat = np.zeros((len(ports), 3))
+    # the windows a port has not dropped yet but would (more than KEPT_WINDOWS behind
+    # the clock) are forgotten here: those behind and replies far ahead of the clock
+    # need not fit the ring together
+    behind = net.clock[0] // interconnect.WINDOW - KEPT_WINDOWS
     for q, port in enumerate(ports):
+        floor = max(port.floor, behind)
         for k, v in port.used.items():
+            if k <= floor:
+                continue
             j = int(k) % ring
             if ptag[q, j] >= 0:
-                raise ValueError("interconnect bookings spread over more than the ring")
+                raise ValueError(
+                    f"interconnect bookings spread over more than the compiled core's ring "
+                    f"of {ring} windows: cycles {ptag[q, j] * interconnect.WINDOW:.0f} and "
+                    f"{k * interconnect.WINDOW:.0f} (the clock at {net.clock[0]:.0f})")
             ptag[q, j], pused[q, j] = int(k), v
-        pstat[q] = port.waited, port.max_wait, port.floor
+        pstat[q] = port.waited, port.max_wait, floor
     # the TLBs and walkers
     levels = tr.state.levels() if tr is not None else []
     sets = max([lv.sets for lv in levels], default=1)
@@ -165,6 +177,7 @@ def give_back(st: L.FastArrays, ms) -> None:
     dram.wait, ms.accepted, ms._drained = float(g[L.G_DRAM_WAIT]), float(g[L.G_ACCEPTED]), \
         float(g[L.G_DRAINED])
     net.held, net.flits_sent = int(g[L.G_HELD]), int(g[L.G_FLITS])
+    net.clock[0] = float(g[L.G_NET_CLOCK])
     subs = [s for p in dram.parts for s in p.subs]
     for s, sc in enumerate(subs):
         f = st.sf[s].tolist()

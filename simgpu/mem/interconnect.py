@@ -30,6 +30,13 @@ flits booked in them: a booking fills the window of its time and spills into the
 next ones, so bookings that arrive out of time order (replies are booked when
 their DRAM access is computed, not when it ends) fill earlier gaps instead of
 queueing behind later ones, at a few dictionary operations per booking.
+
+The interconnect's ports forget the windows far behind the simulation's clock
+(:data:`KEPT_WINDOWS`): the clock is the newest request sent, since the timed engines
+send requests from their clock on and every reply is booked at or after its request.
+Not the port's newest booking: a reply may be booked far ahead of the clock (an atomic
+behind a long backlog at its partition's unit), and ordinary replies near the clock
+must still find their windows.
 """
 from __future__ import annotations
 
@@ -40,29 +47,38 @@ __all__ = ["Interconnect", "Port"]
 #: SM cycles per reservation window of a port.
 WINDOW = 64.0
 
-#: Windows a port keeps behind the newest one it has booked.  The timed engines book
-#: from the simulation's clock on (a little ahead of it), never this far back, so
-#: older windows are forgotten: a long run's ports stay small (without it a port
-#: kept every window of the run, gigabytes at the paper's sizes).  A booking that
-#: would need a forgotten window stops the run (never a wrong time).  A quarter of
-#: the compiled core's ring (``simgpu.mem.fast_state.RING``), so that what a port
-#: keeps always fits the ring.
+#: Windows a port keeps behind its clock: the interconnect's (the newest request
+#: sent, shared by its ports), or for a port on its own (the L2's fill ports) its newest
+#: booking.  The timed engines book from the simulation's clock on (a little ahead of
+#: it), never this far back, so older windows are forgotten: a long run's ports stay
+#: small (without it a port kept every window of the run, gigabytes at the paper's
+#: sizes).  Windows ahead of the clock are all kept, however far ahead (replies behind
+#: a long atomic backlog).  A booking that would need a forgotten window stops the run
+#: (never a wrong time).  A quarter of the compiled core's ring
+#: (``simgpu.mem.fast_state.RING``).
 KEPT_WINDOWS = 1 << 13
 
 
 class Port:
-    """One port of the interconnect: one flit per ``flit_cycles`` SM cycles."""
+    """One port of the interconnect: one flit per ``flit_cycles`` SM cycles.
 
-    __slots__ = ("capacity", "flit_cycles", "used", "waited", "max_wait", "floor", "prune_at")
+    ``clock``: a one-element list [cycle] shared with the other ports, the simulation's
+    clock (:class:`Interconnect` keeps its newest request there): the port forgets the
+    windows more than :data:`KEPT_WINDOWS` behind it.  None: behind the port's own
+    newest booking."""
 
-    def __init__(self, flit_cycles: float):
+    __slots__ = ("capacity", "flit_cycles", "used", "waited", "max_wait", "floor", "prune_at",
+                 "clock")
+
+    def __init__(self, flit_cycles: float, clock: list | None = None):
         self.flit_cycles = flit_cycles
         self.capacity = WINDOW / flit_cycles       # flits per window
         self.used: dict[float, float] = {}         # window -> flits booked in it
         self.waited = 0.0                          # cycles packets waited here, in all
         self.max_wait = 0.0
         self.floor = -1.0                          # windows up to this one are forgotten
-        self.prune_at = float(2 * KEPT_WINDOWS)    # forget old windows once one this late is booked
+        self.prune_at = float(2 * KEPT_WINDOWS)    # look at forgetting once one this late is booked
+        self.clock = clock
 
     def book(self, t: float, flits: int) -> float:
         """Book ``flits`` arriving at ``t``; return how long they wait beyond their own
@@ -86,18 +102,27 @@ class Port:
         return wait
 
     def _forget(self, k: float) -> None:
-        """Drop the windows more than :data:`KEPT_WINDOWS` behind window ``k``."""
+        """Drop the windows more than :data:`KEPT_WINDOWS` behind the clock (window ``k``,
+        the booking's, where the port has none), once the clock has moved that far since
+        they were last dropped: each window is looked at about once behind the clock,
+        however many bookings are far ahead of it."""
+        clock = self.clock
         if k <= self.floor:
+            behind = ("the port's newest booking" if clock is None else
+                      f"the simulation's clock (the newest request, cycle {clock[0]:.0f})")
             raise RuntimeError(
                 f"interconnect: a booking at cycle {k * WINDOW:.0f}, more than {KEPT_WINDOWS} "
-                f"windows of {WINDOW:.0f} cycles behind the port's newest booking (those "
-                "windows are forgotten); this is a bug in the timed engine, please report it")
-        floor = k - KEPT_WINDOWS
+                f"windows of {WINDOW:.0f} cycles behind {behind} (those windows are "
+                "forgotten); this is a bug in the timed engine, please report it")
+        now = k if clock is None else clock[0] // WINDOW
+        floor = now - KEPT_WINDOWS
+        if floor < self.floor + KEPT_WINDOWS:      # (a booking far ahead of the clock)
+            return
         used = self.used
         for w in [w for w in used if w <= floor]:
             del used[w]
         self.floor = floor
-        self.prune_at = k + KEPT_WINDOWS
+        self.prune_at = now + KEPT_WINDOWS
 
     def _spill(self, t: float, k: float, flits: int) -> float:
         """:meth:`book` when the window of ``t`` has no room for all of it."""
@@ -131,6 +156,7 @@ class Interconnect:
     queue_cycles: float
     held: int
     flits_sent: int
+    clock: list
 
     def __init__(self, config):
         m = config.memory
@@ -143,12 +169,15 @@ class Interconnect:
         flit_cycles = config.gpu.core_clock_mhz / m.interconnect_clock_mhz
         self.per_port = m.interconnect_sms_per_port
         sm_ports = -(-config.gpu.sm_count // self.per_port)
+        # the simulation's clock as the ports see it: the newest request sent (the
+        # engines send from their clock on; replies come later, some far later)
+        clock = self.clock = [0.0]
         # requests: into the network at the SM's port, out at the partition's;
         # replies: into it at the partition's port, out at the SM's
-        self.sm_out = [Port(flit_cycles) for _ in range(sm_ports)]
-        self.part_in = [Port(flit_cycles) for _ in range(m.partitions)]
-        self.part_out = [Port(flit_cycles) for _ in range(m.partitions)]
-        self.sm_in = [Port(flit_cycles) for _ in range(sm_ports)]
+        self.sm_out = [Port(flit_cycles, clock) for _ in range(sm_ports)]
+        self.part_in = [Port(flit_cycles, clock) for _ in range(m.partitions)]
+        self.part_out = [Port(flit_cycles, clock) for _ in range(m.partitions)]
+        self.sm_in = [Port(flit_cycles, clock) for _ in range(sm_ports)]
         # a destination queue's bound, in cycles of waiting: what that many packets
         # of two flits (a 32-B load's reply with its header on GT200) take to leave
         q = m.interconnect_queue_packets
@@ -191,6 +220,8 @@ class Interconnect:
     def leave_sm(self, t: float, sm: int, flits: int) -> float:
         """When requests of ``flits`` sent at ``t`` are out of SM ``sm``'s port."""
         self.flits_sent += flits
+        if t > self.clock[0]:
+            self.clock[0] = t
         return t + self.sm_out[sm // self.per_port].book(t, flits)
 
     def to_port(self, t: float, left: float, part: int, flits: int) -> tuple[float, float]:
@@ -210,6 +241,8 @@ class Interconnect:
         partition whose queue ahead is full holds the request back: ``req.accepted``
         is set that much later.  (The request leg of :func:`~simgpu.mem.uncached.
         uncached` and :func:`~simgpu.mem.deferred_reads.uncached_load` alike.)"""
+        if t > self.clock[0]:
+            self.clock[0] = t
         left = t + self.sm_out[req.sm // self.per_port].book(t, total)
         self.flits_sent += total
         part_in, queue = self.part_in, self.queue_cycles

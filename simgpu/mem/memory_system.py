@@ -324,6 +324,8 @@ class MemorySystem:
             extra.update(self.translator.summary())
         if self.atomics.operations:
             extra["atomic_operations"] = self.atomics.operations
+        if self.atomics.held:
+            extra["atomic_queue_held"] = self.atomics.held
         if self.deferred is not None:
             extra["deferred_decisions"] = self.deferred.decisions
         if self.mshr is not None and self.mshr.waits:
