@@ -260,12 +260,16 @@ class Coalescer:
         if found is None:
             return None
         lane_cuts, flat = found
-        if self.cc >= 20:                          # one request a warp
-            return lane_cuts.size - 1, flat
-        lane = acc.lane
-        requests = int(np.count_nonzero(lane[lane_cuts[:-1]] < HALF_WARP)
-                       + np.count_nonzero(lane[lane_cuts[1:] - 1] >= HALF_WARP))
-        return requests, flat
+        return self._scattered_requests(acc.lane, lane_cuts), flat
+
+    def _scattered_requests(self, lane, lane_cuts) -> int:
+        """The requests of warps of scattered lanes (each warp's lanes ascending,
+        ``lane[lane_cuts[i]:lane_cuts[i + 1]]``): one a warp on CC 2.0+; on CC 1.x one
+        per half-warp with a lane."""
+        if self.cc >= 20:
+            return lane_cuts.size - 1
+        return int(np.count_nonzero(lane[lane_cuts[:-1]] < HALF_WARP)
+                   + np.count_nonzero(lane[lane_cuts[1:] - 1] >= HALF_WARP))
 
     def _scattered_flat(self, w, lane, address, ws):
         """The vectorized rules of scattered lanes (:func:`_valid_key`,
@@ -352,29 +356,17 @@ class Coalescer:
         return self._one_warp(acc.warp, acc.lane, acc.address, acc.word_size)
 
     def _scattered_batch(self, w, lane, address, ws):
-        """batch through the vectorized rules of scattered lanes (as
-        :meth:`_scattered_per_warp`); None where they do not apply."""
-        key = _valid_key(w, lane, address, ws)
-        if key is None:
-            return None
-        if self.cc >= 20:
-            found = _sector_keys(key, address)
-            if found is None:
-                return None
-            keys, bits = found
-            warps = (keys >> bits) + w[0]
-            requests = 1 + np.count_nonzero(w[1:] != w[:-1])
-            return _frozen_batch(warps, (keys & ((1 << bits) - 1)) << 5, requests)
-        found = _segment_transactions(key, address, ws)
+        """batch through the vectorized rules of scattered lanes: :meth:`flat_scattered`'s
+        transactions, each labelled with its warp; None where they do not apply."""
+        found = self._scattered_flat(w, lane, address, ws)
         if found is None:
             return None
-        first, addresses, sizes = found
-        half = key >> 4
-        requests = 1 + np.count_nonzero(half[1:] != half[:-1])
-        if first is None:
-            return _frozen_batch(w.astype(np.int64), addresses, requests)
-        return Batch(*_freeze(w[first].astype(np.int64), addresses, sizes),
-                     requests=int(requests))
+        lane_cuts, flat = found
+        requests = self._scattered_requests(lane, lane_cuts)
+        warps = np.repeat(w[lane_cuts[:-1]].astype(np.int64), np.diff(flat.cuts))
+        if flat.sizes is None:
+            return _frozen_batch(warps, flat.addresses, requests)
+        return Batch(*_freeze(warps, flat.addresses, flat.sizes), requests=int(requests))
 
     def _one_warp(self, warp, lane, address, ws):
         base = int(address[0]) & ~511
