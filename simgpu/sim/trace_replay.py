@@ -153,19 +153,31 @@ class Ownership:
                 raise TraceConflict(f"blocks write different values to elements of '{b.name}'")
             new = np.where(t == -1, blk3 + 1, np.where(own, np.where(t == blk3, blk3 + 2, t),
                                                        self.WRITTEN_BY_SEVERAL))
-        if pos.size > 1:             # lanes of two blocks on one element in this store
-            order = np.argsort(pos, kind="stable")
-            p, v, k = pos[order], value[order], blk3[order]
-            starts = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])
-            if starts.size < p.size:         # some element has several lanes: per element,
-                # lanes of more than one block with more than one value conflict (whichever
-                # block runs last decides the value), however the lanes are ordered
-                several = (np.minimum.reduceat(k, starts) != np.maximum.reduceat(k, starts))
-                values = (np.minimum.reduceat(v, starts) != np.maximum.reduceat(v, starts))
-                if (several & values).any():
-                    raise TraceConflict(
-                        f"blocks write different values to elements of '{b.name}'")
-        self._settle(table, pos, new, self.WRITTEN_BY_SEVERAL)
+        table[pos] = new
+        if pos.size > 1:
+            # lanes of two blocks on one element in this store: their new codes differ
+            # (each block's own, or an element another touched first, whose value the
+            # check above has compared); the sort below looks at values only where some
+            # element has them (the list-ranking stores scatter: none), since without
+            # two blocks on one element it cannot find a conflict
+            mixed = table[pos] != new
+            if mixed.any():
+                self._several_values(b, pos, value, blk3)
+                table[pos[mixed]] = self.WRITTEN_BY_SEVERAL
+
+    @staticmethod
+    def _several_values(b, pos, value, blk3):
+        """Raise where an element has lanes of more than one block with more than one
+        value (whichever block runs last decides the value), however they are ordered."""
+        order = np.argsort(pos, kind="stable")
+        p, v, k = pos[order], value[order], blk3[order]
+        starts = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])
+        if starts.size < p.size:             # some element has several lanes
+            several = (np.minimum.reduceat(k, starts) != np.maximum.reduceat(k, starts))
+            values = (np.minimum.reduceat(v, starts) != np.maximum.reduceat(v, starts))
+            if (several & values).any():
+                raise TraceConflict(
+                    f"blocks write different values to elements of '{b.name}'")
 
     def atomic(self, ex, e, b, idx, pos):     # pragma: no cover - atomics are refused first
         raise TraceConflict("atomics are not replayed")
