@@ -24,6 +24,7 @@ import numpy as np
 from ..mem.coalescer import SECTOR_BYTES, FlatWarps
 from ..mem.fast_jit import ENABLED as NUMBA
 from ..mem.memory_system import MemorySystem
+from . import trace_log
 from . import trace_loop as L
 from .trace_record import MEMORY, WAIT
 
@@ -60,6 +61,7 @@ class _Feed:
         self.txs = np.zeros((nslots, cap), np.int64)
         self.deps = np.zeros((nslots, 1024), np.int64)
         self.ready = np.zeros(1 << 16)
+        self.cand = np.zeros(3 * BATCH, np.int64)   # (trace_log.take's candidates)
         self.nready = 0
 
     def start(self, s: int, block: int) -> None:
@@ -77,6 +79,46 @@ class _Feed:
         self.source.sample(it, pos)
         self.ent[s, e, L.E_FLAGS] &= ~L.FL_SAMPLE
 
+    def _refill_log(self, s: int, si, wave, b: int) -> None:
+        """refill from a LoggedWave: its log's rows copied by trace_log.take."""
+        log = wave.log
+        while not log.held(b) and not wave.done:
+            wave.advance()                      # (may raise TraceConflict)
+        lanes = wave.lanes + MORE_LANES
+        while log.held(b) < AHEAD and not wave.done and wave.lanes < lanes:
+            wave.advance()
+        need = wave.numbering[0]
+        if need > self.ready.size:
+            r = np.zeros(max(2 * self.ready.size, need))
+            r[:self.ready.size] = self.ready
+            self.ready = r
+        final = wave.final[b] if wave.done else 0
+        while True:
+            n, nc = trace_log.take(log.rows, log.head, log.tail, log.dlog, log.taddr,
+                                   log.tsize, log.tcut, b, s, self.ent, self.offs, self.txa,
+                                   self.txs, self.deps, BATCH, wave.done, final, self.cand)
+            if n >= 0:
+                break
+            t, o, d = self.cand[:3].tolist()      # (the first row does not fit)
+            if t > self.txa.shape[1]:
+                self._grow("txa", t)
+                self._grow("txs", t)
+            if o > self.offs.shape[1]:
+                self._grow("offs", o)
+            if d > self.deps.shape[1]:
+                self._grow("deps", d)
+        if nc:
+            keys = self.traffic.samples
+            samples = self.samples[s]
+            got = self.cand[:3 * nc].tolist()
+            for e, j, pos in zip(got[::3], got[1::3], got[2::3]):
+                it = wave.sample_items[j]
+                old = keys.get((it[3].loc.line, it[1]))
+                if old is None or it[5][0][pos] < old["warp"]:
+                    self.ent[s, e, L.E_FLAGS] |= L.FL_SAMPLE   # (a lower warp than the sample's)
+                    samples[e] = (it, pos)
+        si[s, L.S_PTR], si[s, L.S_N] = 0, n
+
     def _grow(self, name: str, need: int) -> None:
         a = getattr(self, name)
         b = np.zeros((a.shape[0], max(2 * a.shape[1], need)), np.int64)
@@ -86,6 +128,8 @@ class _Feed:
     def refill(self, s: int, si) -> None:
         """Slot s's next batch, from its block's queue (recorded on as needed)."""
         wave, b = self.waves[s], self.local[s]
+        if wave.queues is None:
+            return self._refill_log(s, si, wave, b)
         queue = wave.queues[b]
         while not queue and not wave.done:
             wave.advance()                      # (may raise TraceConflict)
@@ -185,13 +229,25 @@ class _Feed:
         si[s, L.S_PTR], si[s, L.S_N] = 0, n
 
 
-def run_compiled(config, fn, geom, traffic, report, l2, tlbs, source) -> bool:
+def covers(config, memory) -> bool:
+    """Whether the compiled loop will time a launch with ``memory`` (a fresh launch's
+    MemorySystem): then its trace is recorded as a WaveLog (trace_log), before the
+    loop starts."""
+    from ..mem.fast_memory import _core_works, supported
+    return (ENABLED and config.issue.schedulers_per_sm == 1
+            and config.dram.read_scheduling != "fr-fcfs" and supported(memory) is None
+            and _core_works(memory))
+
+
+def run_compiled(config, fn, geom, traffic, report, l2, tlbs, source, memory=None) -> bool:
     """Time the replayed launch with the compiled loop and write ``report`` as
-    run_timed does; False (nothing done) where the loop does not cover it."""
+    run_timed does; False (nothing done) where the loop does not cover it
+    (:func:`covers`; ``memory``: the launch's MemorySystem, made here if None)."""
     from . import timed
     if not ENABLED or config.issue.schedulers_per_sm != 1:
         return False
-    memory = MemorySystem(config, l2, tlbs)
+    if memory is None:
+        memory = MemorySystem(config, l2, tlbs)
     if config.dram.read_scheduling == "fr-fcfs" or not memory.use_fast():
         return False
     n_sms = config.gpu.sm_count

@@ -38,11 +38,13 @@ import numpy as np
 
 from ..mem.access import MemoryAccess
 from ..mem.coalescer import FlatWarps
+from ..mem.memory_system import MemorySystem
 from .interpreter import Counters
 from .scoreboard import FENCE, Stall
 from .shared_banks import SharedBanks
 from .timed import run_timed
-from .trace_compiled import run_compiled
+from .trace_compiled import covers, run_compiled
+from .trace_log import LoggedWave
 from .trace_record import MEMORY, WAIT, Wave, kernel_traits
 
 #: Lanes per recorded wave: enough for numpy to amortize its per-call cost, few enough
@@ -196,7 +198,7 @@ class TraceSource:
     a block that finds its queue empty runs its wave's pass to its next event."""
 
     def __init__(self, config, fn, geom, scalars, arrays, schedule, counters, traffic,
-                 ownership, wave_lanes: int = TRACE_WAVE_LANES):
+                 ownership, wave_lanes: int = TRACE_WAVE_LANES, logged: bool = False):
         self.banks = SharedBanks(config.gpu.arch)
         self.args = (fn, geom, scalars, arrays, schedule, counters, traffic, self.banks,
                      ownership)
@@ -209,11 +211,17 @@ class TraceSource:
         self.waves: dict = {}
         self.started = 0                          # waves started so far
         self.peak_waves = 0
+        # for the compiled loop: waves recorded as arrays (trace_log), their memory
+        # items numbered from numbering[0] across the launch
+        self.logged = logged
+        self.numbering = [0]
 
     def _start_next(self):
         first = self.started * self.per_wave
         count = min(self.per_wave, self.geom.blocks - first)
-        wave = self.waves[self.started] = Wave(*self.args, first, count)
+        wave = self.waves[self.started] = (
+            LoggedWave(*self.args, first, count, numbering=self.numbering) if self.logged
+            else Wave(*self.args, first, count))
         self.started += 1
         self.peak_waves = max(self.peak_waves, len(self.waves))
         return wave
@@ -339,8 +347,11 @@ def run_trace_block(device, fn, geom, scalars, bindings, sched, checks, counters
         _, stored = kernel_traits(fn)
         ownership = Ownership(bindings, stored, geom.blocks)
         saved = {b.base: (b, b.data.copy()) for b in bindings.values() if b.base in ownership.bases}
+        tlbs = getattr(device, "tlbs", None)
+        memory = MemorySystem(config, device.l2, tlbs)
+        logged = covers(config, memory)         # (then the compiled loop times it)
         source = TraceSource(config, fn, geom, scalars, bindings, sched, counters, traffic,
-                             ownership)
+                             ownership, logged=logged)
         caches = None                 # the device's caches as the launch found them
         # Python's cyclic collector stays off while the trace is recorded and replayed,
         # as run_timed keeps it off while it runs: its passes walk every live object,
@@ -351,9 +362,11 @@ def run_trace_block(device, fn, geom, scalars, bindings, sched, checks, counters
         try:
             if not source.record_ahead(RECORD_AHEAD_LANES):
                 caches = (copy.deepcopy(device.l2), copy.deepcopy(getattr(device, "tlbs", None)))
-            tlbs = getattr(device, "tlbs", None)
             # the compiled loop where it covers the launch, else the Python replay
-            if not run_compiled(config, fn, geom, traffic, report, device.l2, tlbs, source):
+            if not run_compiled(config, fn, geom, traffic, report, device.l2, tlbs, source,
+                                memory):
+                if logged:                  # pragma: no cover - covers() said it would run
+                    raise RuntimeError("the compiled trace replay refused a logged trace")
                 run_timed(config, fn, geom, scalars, bindings, sched, counters, traffic,
                           report, granularity="block", l2=device.l2, tlbs=tlbs, trace=source)
         except TraceConflict as e:
