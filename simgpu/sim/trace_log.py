@@ -333,17 +333,21 @@ class WaveLog:
     """A wave's recorded rows, per block, and its transactions (see the module's
     docstring); grows where a compaction leaves too little room."""
 
+    #: Initial capacities: rows and wait numbers per block, transactions and warp cuts
+    #: of the wave (tests make them tiny, to compact and grow all the time).
+    ROWS, DEPS, ADDRESSES, CUTS = 64, 256, 1 << 14, 1 << 12
+
     def __init__(self, count: int):
         self.count = count
-        self.rows = np.zeros((count, 64, N_R), np.int64)
+        self.rows = np.zeros((count, self.ROWS, N_R), np.int64)
         self.head = np.zeros(count, np.int64)
         self.tail = np.zeros(count, np.int64)
-        self.dlog = np.zeros((count, 256), np.int64)
+        self.dlog = np.zeros((count, self.DEPS), np.int64)
         self.dtail = np.zeros(count, np.int64)
         self.ls = np.zeros(2, np.int64)
-        self.taddr = np.zeros(1 << 14, np.int64)
-        self.tsize = np.zeros(1 << 14, np.int64)
-        self.tcut = np.zeros(1 << 12, np.int64)
+        self.taddr = np.zeros(self.ADDRESSES, np.int64)
+        self.tsize = np.zeros(self.ADDRESSES, np.int64)
+        self.tcut = np.zeros(self.CUTS, np.int64)
         self.bl = np.zeros(count, np.int64)         # scratch: an event's blocks, their
         self.lo = np.zeros(count, np.int64)         # warps lo:hi among the access's
         self.hi = np.zeros(count, np.int64)
