@@ -458,7 +458,11 @@ class LoggedWave(Wave):
         else:
             if kind == "load":
                 flags |= L.FL_LOAD
-            if (acc.node.loc.line, kind) not in self.traffic.samples:
+            key = (acc.node.loc.line, kind)
+            covered = self._sampled.get(key)
+            # (Wave._sample's test, without cutting the access where it cannot pass:
+            # the sample taken, or every block of the wave given its sample's data)
+            if key not in self.traffic.samples and (covered is None or not covered.all()):
                 w = acc.warp
                 starts, _, cuts, blocks = self._cuts(w)
                 extra = self._sample(acc, w, starts, cuts, blocks)
