@@ -61,9 +61,11 @@ def _rows_room(rows, head, tail, blocks, nb):
     for i in range(nb):
         b = blocks[i]
         if tail[b] >= cap:
-            _compact_rows(rows, head, tail, b)
-            if tail[b] >= cap:
+            # (compacted only where that frees half the queue: moving the live rows then
+            # costs no more than the appends that filled it; else the queue grows)
+            if 2 * head[b] < cap:
                 return False
+            _compact_rows(rows, head, tail, b)
     return True
 
 
@@ -78,9 +80,9 @@ def _compact_arena(rows, head, tail, ls, taddr, tsize, tcut):
                 if rows[b, i, R_CUT] < low:
                     low = rows[b, i, R_CUT]
                 break                      # (a block's rows take the arena in order)
-    if low == 0:
-        return
     a0 = tcut[low] if low < ncut else ls[LS_NADDR]
+    if 2 * low < ncut or 2 * a0 < ls[LS_NADDR]:
+        return              # (frees less than half: the arena grows instead, see _rows_room)
     na = ls[LS_NADDR] - a0
     for i in range(na):
         taddr[i] = taddr[a0 + i]
@@ -184,6 +186,8 @@ def _deps_room(rows, head, tail, dlog, dtail, b, nd):
         if rows[b, i, R_TAG] == L.T_WAIT:
             low = rows[b, i, R_DEP]
             break
+    if 2 * low < dtail[b]:
+        return False        # (frees less than half: grows instead, see _rows_room)
     n = dtail[b] - low
     for i in range(n):
         dlog[b, i] = dlog[b, low + i]
