@@ -11,6 +11,10 @@ import numpy as np
 import pytest
 
 pytest.importorskip("numba")
+from simgpu.mem.fast_jit import ENABLED as NUMBA_CORE  # noqa: E402
+
+if not NUMBA_CORE:                  # (SIMGPU_NUMBA=0: the compiled loop never runs)
+    pytest.skip("the numba core is off", allow_module_level=True)
 
 import simgpu  # noqa: E402
 import simgpu.sim.trace_compiled as trace_compiled  # noqa: E402
