@@ -32,8 +32,9 @@ def numba_version() -> str | None:
 #: The modules of compiled code: their cached machine code is keyed by all of them.
 CORE_MODULES = ("fast_jit", "fast_layout", "fast_dram", "fast_partition", "fast_net",
                 "fast_path", "fast_coalesce",
-                # the compiled trace-block replay loop, which calls the core's functions
-                "../sim/trace_loop")
+                # the compiled trace-block replay loop, which calls the core's functions,
+                # and its trace log (njit functions: their cache is keyed by this list)
+                "../sim/trace_loop", "../sim/trace_log")
 _stamp: list = []
 
 

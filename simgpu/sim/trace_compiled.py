@@ -7,12 +7,13 @@ arrival), one warp scheduler per SM.  Elsewhere it returns False and the caller 
 ``run_timed``, the reference.  Set :data:`ENABLED` to False (or ``SIMGPU_TRACE_LOOP=0``)
 to replay in Python everywhere: tests compare the two.
 
-The loop asks for the trace a batch at a time: a block's recorded events (the entries
-of :class:`~simgpu.sim.trace_record.Wave`'s queues, recorded on demand as the Python
-replay records them) become rows of arrays, its transactions slices of the
-coalescer's arrays (no Python list per warp or transaction); a memory instruction gets
-a number under which the loop keeps when its data are back, and a wait the numbers of
-the instructions it waits for.
+The loop asks for the trace a batch at a time: a block's recorded events, kept as
+arrays by :class:`~simgpu.sim.trace_log.LoggedWave` (recorded on demand, as the Python
+replay records its queues), are copied into the slot's rows, its transactions from
+the wave's arena (no Python object per block, event, warp or transaction); a memory
+instruction carries the number under which the loop keeps when its data are back,
+and a wait the numbers of the instructions it waits for.  :func:`covers` says before
+the recording whether the loop will time the launch (then its waves are logged).
 """
 from __future__ import annotations
 
@@ -21,11 +22,10 @@ import os
 
 import numpy as np
 
-from ..mem.coalescer import SECTOR_BYTES, FlatWarps
 from ..mem.fast_jit import ENABLED as NUMBA
 from ..mem.memory_system import MemorySystem
+from . import trace_log
 from . import trace_loop as L
-from .trace_record import MEMORY, WAIT
 
 #: The compiled replay runs where it covers the launch (False: the Python replay).
 ENABLED = NUMBA and os.environ.get("SIMGPU_TRACE_LOOP", "1") != "0"
@@ -44,14 +44,13 @@ MORE_LANES = 1 << 15
 
 
 class _Feed:
-    """Each slot's block: its wave, its place there, its instructions' numbers."""
+    """Each slot's block: its wave, its place there, its batch's sample candidates."""
 
     def __init__(self, source, nslots: int, wpb: int, tpb: int):
         self.source = source
         self.traffic = source.traffic
         self.waves = [None] * nslots
         self.local = [0] * nslots
-        self.numbers = [None] * nslots       # per slot: {item id: its ready number}
         self.samples = [None] * nslots       # per slot: {entry: (item, place)}
         self.ent = np.zeros((nslots, BATCH, L.N_E), np.int64)
         self.offs = np.zeros((nslots, BATCH * (wpb + 1) + 1), np.int64)
@@ -60,22 +59,63 @@ class _Feed:
         self.txs = np.zeros((nslots, cap), np.int64)
         self.deps = np.zeros((nslots, 1024), np.int64)
         self.ready = np.zeros(1 << 16)
-        self.nready = 0
+        self.cand = np.zeros(3 * BATCH, np.int64)   # (trace_log.take's candidates)
 
     def start(self, s: int, block: int) -> None:
         wave = self.waves[s] = self.source.wave(block)
         self.local[s] = block - wave.first
-        self.numbers[s] = {}
         self.samples[s] = {}
 
     def finish(self, s: int, block: int) -> None:
         self.source.finished(block)
-        self.waves[s] = self.numbers[s] = self.samples[s] = None
+        self.waves[s] = self.samples[s] = None
 
     def sample(self, s: int, e: int) -> None:
         it, pos = self.samples[s].pop(e)
         self.source.sample(it, pos)
         self.ent[s, e, L.E_FLAGS] &= ~L.FL_SAMPLE
+
+    def refill(self, s: int, si) -> None:
+        """Slot s's next batch, from its block's rows in its wave's log (recorded on as
+        needed), copied into the slot's arrays by trace_log.take."""
+        wave, b = self.waves[s], self.local[s]
+        log = wave.log
+        while not log.held(b) and not wave.done:
+            wave.advance()                      # (may raise TraceConflict)
+        lanes = wave.lanes + MORE_LANES
+        while log.held(b) < AHEAD and not wave.done and wave.lanes < lanes:
+            wave.advance()
+        need = wave.numbering[0]
+        if need > self.ready.size:
+            r = np.zeros(max(2 * self.ready.size, need))
+            r[:self.ready.size] = self.ready
+            self.ready = r
+        final = wave.final[b] if wave.done else 0
+        while True:
+            n, nc = trace_log.take(log.rows, log.head, log.tail, log.dlog, log.taddr,
+                                   log.tsize, log.tcut, b, s, self.ent, self.offs, self.txa,
+                                   self.txs, self.deps, BATCH, wave.done, final, self.cand)
+            if n >= 0:
+                break
+            t, o, d = self.cand[:3].tolist()      # (the first row does not fit)
+            if t > self.txa.shape[1]:
+                self._grow("txa", t)
+                self._grow("txs", t)
+            if o > self.offs.shape[1]:
+                self._grow("offs", o)
+            if d > self.deps.shape[1]:
+                self._grow("deps", d)
+        if nc:
+            keys = self.traffic.samples
+            samples = self.samples[s]
+            got = self.cand[:3 * nc].tolist()
+            for e, j, pos in zip(got[::3], got[1::3], got[2::3]):
+                it = wave.sample_items[j]
+                old = keys.get((it[3].loc.line, it[1]))
+                if old is None or it[5][0][pos] < old["warp"]:
+                    self.ent[s, e, L.E_FLAGS] |= L.FL_SAMPLE   # (a lower warp than the sample's)
+                    samples[e] = (it, pos)
+        si[s, L.S_PTR], si[s, L.S_N] = 0, n
 
     def _grow(self, name: str, need: int) -> None:
         a = getattr(self, name)
@@ -83,115 +123,26 @@ class _Feed:
         b[:, :a.shape[1]] = a
         setattr(self, name, b)
 
-    def refill(self, s: int, si) -> None:
-        """Slot s's next batch, from its block's queue (recorded on as needed)."""
-        wave, b = self.waves[s], self.local[s]
-        queue = wave.queues[b]
-        while not queue and not wave.done:
-            wave.advance()                      # (may raise TraceConflict)
-        lanes = wave.lanes + MORE_LANES
-        while len(queue) < AHEAD and not wave.done and wave.lanes < lanes:
-            wave.advance()
-        if self.nready + BATCH > self.ready.size:
-            r = np.zeros(max(2 * self.ready.size, self.nready + BATCH))
-            r[:self.nready] = self.ready[:self.nready]
-            self.ready = r
-        numbers, samples = self.numbers[s], self.samples[s]
-        keys = self.traffic.samples
-        tcap, ocap, dcap = self.txa.shape[1], self.offs.shape[1], self.deps.shape[1]
-        # the batch's rows and parts, written into the slot's arrays once at its end
-        rows, addr_parts, size_parts, off_parts, dep_list = [], [], [], [], []
-        t = o = 0
-        g = self.nready
-        while queue and len(rows) < BATCH:
-            it, j, k, lo, hi, pos = queue[0]
-            tag = it[0]
-            if tag == MEMORY:
-                kind, space, tx = it[1], it[2], it[4]
-                flags = (L.FL_WRITE if kind == "store" else 0)
-                off = nw = replays = 0
-                if space == "shared":
-                    flags |= L.FL_SHARED
-                    replays = sum(tx[lo:hi])
-                else:
-                    if kind == "load":
-                        flags |= L.FL_LOAD
-                    nw = hi - lo
-                    if tx.__class__ is FlatWarps:
-                        cuts = tx.cuts[lo:hi + 1]
-                        a0, a1 = cuts[0].item(), cuts[-1].item()
-                        m = a1 - a0
-                    else:
-                        warps = tx[lo:hi]
-                        m = sum(len(a) for a, _ in warps)
-                    if t + m > tcap or o + nw + 1 > ocap:
-                        if rows:
-                            break                       # (the next batch takes it)
-                        self._grow("txa", t + m)
-                        self._grow("txs", t + m)
-                        self._grow("offs", o + nw + 1)
-                        tcap, ocap = self.txa.shape[1], self.offs.shape[1]
-                    if tx.__class__ is FlatWarps:
-                        addr_parts.append(tx.addresses[a0:a1])
-                        size_parts.append(np.full(m, SECTOR_BYTES, np.int64) if tx.sizes is None
-                                          else tx.sizes[a0:a1])
-                        off_parts.append(cuts + (t - a0))
-                    else:
-                        cut = [t]
-                        addresses, sizes = [], []
-                        for a, z in warps:
-                            addresses += a
-                            sizes += z
-                            cut.append(cut[-1] + len(a))
-                        addr_parts.append(np.array(addresses, np.int64))
-                        size_parts.append(np.array(sizes, np.int64))
-                        off_parts.append(np.array(cut, np.int64))
-                    off = o
-                    o += nw + 1
-                    t += m
-                if len(it) > 5 and ((old := keys.get((it[3].loc.line, kind))) is None
-                                    or it[5][0][pos] < old["warp"]):
-                    flags |= L.FL_SAMPLE               # (a lower warp than the sample's)
-                    samples[len(rows)] = (it, pos)
-                numbers[j] = g
-                rows.append((L.T_MEMORY, k, flags, off, nw, g, 0, 0, replays))
-                g += 1
-            elif tag == WAIT:
-                wanted = [numbers[dep] for dep, mask in it[1] if mask[b]]
-                d = len(dep_list)
-                if d + len(wanted) > dcap:
-                    if rows:
-                        break
-                    self._grow("deps", d + len(wanted))
-                    dcap = self.deps.shape[1]
-                dep_list += wanted
-                rows.append((L.T_WAIT, k, 0, 0, 0, 0, d, len(wanted), 0))
-            else:
-                rows.append((L.T_FENCE, k, 0, 0, 0, 0, 0, 0, 0))
-            queue.popleft()
-        self.nready = g
-        if not queue and wave.done and len(rows) < BATCH:
-            rows.append((L.T_END, wave.final[b], 0, 0, 0, 0, 0, 0, 0))
-        n = len(rows)
-        if n:
-            self.ent[s, :n] = rows
-        if t:
-            self.txa[s, :t] = np.concatenate(addr_parts)
-            self.txs[s, :t] = np.concatenate(size_parts)
-        if o:
-            self.offs[s, :o] = np.concatenate(off_parts)
-        if dep_list:
-            self.deps[s, :len(dep_list)] = dep_list
-        si[s, L.S_PTR], si[s, L.S_N] = 0, n
+
+def covers(config, memory) -> bool:
+    """Whether the compiled loop will time a launch with ``memory`` (a fresh launch's
+    MemorySystem): then its trace is recorded as a WaveLog (trace_log), before the
+    loop starts."""
+    from ..mem.fast_memory import _core_works, supported
+    return (ENABLED and config.issue.schedulers_per_sm == 1
+            and config.dram.read_scheduling != "fr-fcfs" and supported(memory) is None
+            and _core_works(memory))
 
 
-def run_compiled(config, fn, geom, traffic, report, l2, tlbs, source) -> bool:
+def run_compiled(config, fn, geom, traffic, report, l2, tlbs, source, memory=None) -> bool:
     """Time the replayed launch with the compiled loop and write ``report`` as
-    run_timed does; False (nothing done) where the loop does not cover it."""
+    run_timed does; False (nothing done) where the loop does not cover it
+    (:func:`covers`; ``memory``: the launch's MemorySystem, made here if None)."""
     from . import timed
     if not ENABLED or config.issue.schedulers_per_sm != 1:
         return False
-    memory = MemorySystem(config, l2, tlbs)
+    if memory is None:
+        memory = MemorySystem(config, l2, tlbs)
     if config.dram.read_scheduling == "fr-fcfs" or not memory.use_fast():
         return False
     n_sms = config.gpu.sm_count

@@ -199,9 +199,13 @@ class Wave:
             self.ex = self._run = None
             return
         if event is FENCE:
-            self._add((FENCE_ITEM,), np.flatnonzero(self.ex.present(self.ex.sync_idx)))
+            self.fence(self.ex.present(self.ex.sync_idx))
         else:
             event.__dict__["ready"] = self.memory(event)
+
+    def fence(self, present):
+        """A fence at syncthreads() of the blocks in mask ``present``."""
+        self._add((FENCE_ITEM,), np.flatnonzero(present))
 
     def _add(self, item, blocks, lo=None, hi=None):
         """Append ``item`` to the queues of ``blocks``: (item, its id, the block's warp
@@ -236,32 +240,45 @@ class Wave:
 
     def memory(self, acc):
         """Count the wave's access once and cut it per block; returns its pending value."""
-        w = acc.warp
-        self.lanes += w.size
+        self.lanes += acc.warp.size
+        if acc.space == "shared":
+            self.traffic.add(acc)
+            return self._memory(acc, self.banks.replays_per_warp(acc))   # (bank conflicts)
+        return self._memory(acc, self.traffic.add_traced(acc))
+
+    def _cuts(self, w):
+        """(the first lane of each warp of an access, each warp's block in the wave, the
+        first warp of each block among them, the blocks)."""
         starts = np.flatnonzero(np.concatenate(([True], w[1:] != w[:-1])))
         rows = w[starts] // self.wpb - self.first            # each warp's block in the wave
         cuts = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1])))
-        blocks = rows[cuts]
+        return starts, rows, cuts, rows[cuts]
+
+    def _sample(self, acc, w, starts, cuts, blocks):
+        """The teaching view's sample is the first warp to issue the instruction in
+        simulated time: each block's first warp, for the replay to pick, in the first
+        item of the instruction of each block (the replay has taken the sample by a
+        block's later ones); the item's extra fields, or () where it has none."""
+        key = (acc.node.loc.line, acc.kind)
+        if key in self.traffic.samples:
+            return ()
+        covered = self._sampled.get(key)
+        if covered is None:
+            covered = self._sampled[key] = np.zeros(self.count, dtype=bool)
+        if covered[blocks].all():
+            return ()
+        covered[blocks] = True
+        return (self._first_warps(acc, w[starts][cuts]), acc.array, acc.word_size)
+
+    def _memory(self, acc, tx):
+        """Append the access (``tx``: its transactions, or replays per warp for shared
+        memory) to the queues of its blocks."""
+        w = acc.warp
+        starts, rows, cuts, blocks = self._cuts(w)
         lo, hi = cuts, np.append(cuts[1:], rows.size)
-        if acc.space == "shared":
-            self.traffic.add(acc)
-            per_warp = self.banks.replays_per_warp(acc)      # bank-conflict replays
-            item = (MEMORY, acc.kind, acc.space, acc.node, per_warp)
-        else:
-            item = (MEMORY, acc.kind, acc.space, acc.node, self.traffic.add_traced(acc))
-            key = (acc.node.loc.line, acc.kind)
-            if key not in self.traffic.samples:
-                # the teaching view's sample is the first warp to issue the instruction
-                # in simulated time: each block's first warp, for the replay to pick, in
-                # the first item of the instruction of each block (the replay has taken
-                # the sample by a block's later ones)
-                covered = self._sampled.get(key)
-                if covered is None:
-                    covered = self._sampled[key] = np.zeros(self.count, dtype=bool)
-                if not covered[blocks].all():
-                    covered[blocks] = True
-                    item += (self._first_warps(acc, w[starts][cuts]), acc.array,
-                             acc.word_size)
+        item = (MEMORY, acc.kind, acc.space, acc.node, tx)
+        if acc.space != "shared":
+            item += self._sample(acc, w, starts, cuts, blocks)
         j = self._add(item, blocks, lo, hi)
         mask = np.zeros(self.count, dtype=bool)
         mask[blocks] = True

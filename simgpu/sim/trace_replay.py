@@ -38,11 +38,13 @@ import numpy as np
 
 from ..mem.access import MemoryAccess
 from ..mem.coalescer import FlatWarps
+from ..mem.memory_system import MemorySystem
 from .interpreter import Counters
 from .scoreboard import FENCE, Stall
 from .shared_banks import SharedBanks
 from .timed import run_timed
-from .trace_compiled import run_compiled
+from .trace_compiled import covers, run_compiled
+from .trace_log import LoggedWave
 from .trace_record import MEMORY, WAIT, Wave, kernel_traits
 
 #: Lanes per recorded wave: enough for numpy to amortize its per-call cost, few enough
@@ -153,19 +155,31 @@ class Ownership:
                 raise TraceConflict(f"blocks write different values to elements of '{b.name}'")
             new = np.where(t == -1, blk3 + 1, np.where(own, np.where(t == blk3, blk3 + 2, t),
                                                        self.WRITTEN_BY_SEVERAL))
-        if pos.size > 1:             # lanes of two blocks on one element in this store
-            order = np.argsort(pos, kind="stable")
-            p, v, k = pos[order], value[order], blk3[order]
-            starts = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])
-            if starts.size < p.size:         # some element has several lanes: per element,
-                # lanes of more than one block with more than one value conflict (whichever
-                # block runs last decides the value), however the lanes are ordered
-                several = (np.minimum.reduceat(k, starts) != np.maximum.reduceat(k, starts))
-                values = (np.minimum.reduceat(v, starts) != np.maximum.reduceat(v, starts))
-                if (several & values).any():
-                    raise TraceConflict(
-                        f"blocks write different values to elements of '{b.name}'")
-        self._settle(table, pos, new, self.WRITTEN_BY_SEVERAL)
+        table[pos] = new
+        if pos.size > 1:
+            # lanes of two blocks on one element in this store: their new codes differ
+            # (each block's own, or an element another touched first, whose value the
+            # check above has compared); the sort below looks at values only where some
+            # element has them (the list-ranking stores scatter: none), since without
+            # two blocks on one element it cannot find a conflict
+            mixed = table[pos] != new
+            if mixed.any():
+                self._several_values(b, pos, value, blk3)
+                table[pos[mixed]] = self.WRITTEN_BY_SEVERAL
+
+    @staticmethod
+    def _several_values(b, pos, value, blk3):
+        """Raise where an element has lanes of more than one block with more than one
+        value (whichever block runs last decides the value), however they are ordered."""
+        order = np.argsort(pos, kind="stable")
+        p, v, k = pos[order], value[order], blk3[order]
+        starts = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])
+        if starts.size < p.size:             # some element has several lanes
+            several = (np.minimum.reduceat(k, starts) != np.maximum.reduceat(k, starts))
+            values = (np.minimum.reduceat(v, starts) != np.maximum.reduceat(v, starts))
+            if (several & values).any():
+                raise TraceConflict(
+                    f"blocks write different values to elements of '{b.name}'")
 
     def atomic(self, ex, e, b, idx, pos):     # pragma: no cover - atomics are refused first
         raise TraceConflict("atomics are not replayed")
@@ -184,7 +198,7 @@ class TraceSource:
     a block that finds its queue empty runs its wave's pass to its next event."""
 
     def __init__(self, config, fn, geom, scalars, arrays, schedule, counters, traffic,
-                 ownership, wave_lanes: int = TRACE_WAVE_LANES):
+                 ownership, wave_lanes: int = TRACE_WAVE_LANES, logged: bool = False):
         self.banks = SharedBanks(config.gpu.arch)
         self.args = (fn, geom, scalars, arrays, schedule, counters, traffic, self.banks,
                      ownership)
@@ -197,11 +211,17 @@ class TraceSource:
         self.waves: dict = {}
         self.started = 0                          # waves started so far
         self.peak_waves = 0
+        # for the compiled loop: waves recorded as arrays (trace_log), their memory
+        # items numbered from numbering[0] across the launch
+        self.logged = logged
+        self.numbering = [0]
 
     def _start_next(self):
         first = self.started * self.per_wave
         count = min(self.per_wave, self.geom.blocks - first)
-        wave = self.waves[self.started] = Wave(*self.args, first, count)
+        wave = self.waves[self.started] = (
+            LoggedWave(*self.args, first, count, numbering=self.numbering) if self.logged
+            else Wave(*self.args, first, count))
         self.started += 1
         self.peak_waves = max(self.peak_waves, len(self.waves))
         return wave
@@ -327,8 +347,11 @@ def run_trace_block(device, fn, geom, scalars, bindings, sched, checks, counters
         _, stored = kernel_traits(fn)
         ownership = Ownership(bindings, stored, geom.blocks)
         saved = {b.base: (b, b.data.copy()) for b in bindings.values() if b.base in ownership.bases}
+        tlbs = getattr(device, "tlbs", None)
+        memory = MemorySystem(config, device.l2, tlbs)
+        logged = covers(config, memory)         # (then the compiled loop times it)
         source = TraceSource(config, fn, geom, scalars, bindings, sched, counters, traffic,
-                             ownership)
+                             ownership, logged=logged)
         caches = None                 # the device's caches as the launch found them
         # Python's cyclic collector stays off while the trace is recorded and replayed,
         # as run_timed keeps it off while it runs: its passes walk every live object,
@@ -339,9 +362,11 @@ def run_trace_block(device, fn, geom, scalars, bindings, sched, checks, counters
         try:
             if not source.record_ahead(RECORD_AHEAD_LANES):
                 caches = (copy.deepcopy(device.l2), copy.deepcopy(getattr(device, "tlbs", None)))
-            tlbs = getattr(device, "tlbs", None)
             # the compiled loop where it covers the launch, else the Python replay
-            if not run_compiled(config, fn, geom, traffic, report, device.l2, tlbs, source):
+            if not run_compiled(config, fn, geom, traffic, report, device.l2, tlbs, source,
+                                memory):
+                if logged:                  # pragma: no cover - covers() said it would run
+                    raise RuntimeError("the compiled trace replay refused a logged trace")
                 run_timed(config, fn, geom, scalars, bindings, sched, counters, traffic,
                           report, granularity="block", l2=device.l2, tlbs=tlbs, trace=source)
         except TraceConflict as e:

@@ -59,8 +59,17 @@ if _numba_core():
     # 4.6e-5 (docs/results/numba-refcount-2026-11-26.md).  rs64p (the paper's 64-bit
     # accesses): 1.22x rs64, its ratio at 2^21 (trace-block, source replay, 2026-11-26:
     # 14.3 s against 11.7 s).
-    SIM_PER_NODE = {"rs64": 3.5e-6, "rs48": 5.0e-6, "even48": 3.4e-6, "rs64p": 4.3e-6}
-    SIM_WYLIE_PER_NODE_ROUND = 0.83e-6           # 17.4 s at 2^20 (20 rounds)
+    # Then scaled for branch wt-lrspeed (the compiled replay's trace kept as arrays,
+    # simgpu/sim/trace_log.py): divided by the CPU ratio main/branch of the whole rank()
+    # call, interleaved A/B on this shared 2-core Xeon VM, loaded (two other sessions'
+    # simulations at nice 5, load average ~3), 2026-11-27 (docs/results/
+    # lr-speed-2026-11-26.md): `python benchmarks/lr_speed_ab.py <main 9bd0ff1> <branch>
+    # --log2 20 --repeat 2 --cases rs64 rs48`: rs64 1.10x, rs48 1.06x (medians; each
+    # range includes 1.0 on this VM); Wylie 1.11x (the same at --log2 18, 6 repeats);
+    # even48 not A/B-measured: unchanged.  Before: rs64 3.5e-6, rs48 5.0e-6, rs64p
+    # 4.3e-6, Wylie 0.83e-6.
+    SIM_PER_NODE = {"rs64": 3.2e-6, "rs48": 4.7e-6, "even48": 3.4e-6, "rs64p": 3.9e-6}
+    SIM_WYLIE_PER_NODE_ROUND = 0.75e-6           # 17.4 s at 2^20 (20 rounds), / 1.11
     # Graphs (SV on timed-block, loads and stores coalesced by simgpu.mem.fast_coalesce):
     # the 2^17 figure of the same run.
     SIM_PER_EDGE = {"lists": 1.2e-4, "trees": 0.93e-4, "random": 4.2e-5, "lockstep": 1e-5}
