@@ -355,6 +355,10 @@ def run_loop(st, gf, gi, ht, hp, he, hk, hs, pf, si, sf, smf, ent, offs, txa, tx
             if phase == BLOCK_STARTED:          # env.process(warp(...)); yield state.done
                 si[s, S_BLOCK_PHASE] = BLOCK_WAITING
                 si[s, S_PC] = PC_TOP
+                # an empty batch: the slot's last block stopped at its T_END entry
+                # (not consumed), which the new block must not replay
+                si[s, S_PTR] = 0
+                si[s, S_N] = 0
                 si[s, S_DONE] = 0
                 si[s, S_LOADED] = 1 if pf[P_FIRST_LOAD] == 0.0 else 0
                 sf[s, F_ACKED] = 0.0

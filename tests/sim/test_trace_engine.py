@@ -162,6 +162,23 @@ def test_fr_fcfs_and_checks_fall_back():
     assert rep.extra["engine_ran"] == "timed-block"
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("blocks", [217, 300, 1500])
+def test_more_blocks_than_resident_slots_identical(device, blocks):
+    """A slot that runs a second block: the compiled loop once replayed the previous
+    block's end (its unconsumed T_END entry) as the new block's first event, so every
+    block after the first wave took no time (sim:gtx260, 216 slots: transpose_2d with
+    one live lane a block, 1500 blocks, 3713 cycles for timed-block's 5470)."""
+    from simgpu.sim import trace_compiled
+    n = blocks
+    a = np.arange(n, dtype=np.int32) % 201
+    runs = trace_compiled.RUNS[0]
+    assert_same(device, T.transpose_2d, (1, n, 1), (32, 1, 1), lambda d: [
+        d.to_device(a), d.zeros(n, np.int32), np.int32(1), np.int32(n)])
+    if device == "sim:gtx260" and trace_compiled.ENABLED:
+        assert trace_compiled.RUNS[0] > runs        # the compiled loop timed it
+
+
 @settings(max_examples=16, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data(), device=st.sampled_from(DEVICES))
 def test_random_inputs_and_shapes_identical(data, device):
