@@ -45,6 +45,7 @@ from .interpreter import Barrier, Counters, Executor
 from .lanes import Geometry, LaneGroup
 from .scoreboard import Fence, Stall
 from .shared_banks import SharedBanks
+from .timed_waits import MissWait
 from .sm import SM, atomic_lanes
 
 
@@ -79,6 +80,11 @@ def estimate_registers(fn) -> int:
 #: Let a warp that would be the next event anyway go on without the event queue
 #: (results and times are the same either way; tests compare the two).
 SKIP_QUEUE = True
+
+#: Book a memory instruction's waits for miss entries or the pipeline's slack on the
+#: compiled core as queue entries, without the warp's process (timed_waits; the same
+#: events in the same order: tests compare the two).
+FAST_WAITS = True
 
 
 class Environment(simpy.Environment):
@@ -363,7 +369,16 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 # wait in simulated time (booking it now for later would reserve the
                 # partitions ahead of other SMs' earlier requests); the SM's other warps
                 # find the entries taken too
-                yield when if isinstance(when, simpy.Event) else env.timeout(when - env.now)
+                if FAST_WAITS and memory.fast is not None and event.kind != "atomic":
+                    # (the compiled core books the waits as queue entries: timed_waits)
+                    got = yield MissWait(env, memory, event.kind == "store", resume, when,
+                                         sm.index, HELD_SLACK).done
+                    if got[0] != "off":
+                        accepted, back = got
+                        break
+                    resume = got[1]              # (the core went off: the Python units)
+                else:
+                    yield when if isinstance(when, simpy.Event) else env.timeout(when - env.now)
                 accepted, back, resume, when = serve(event, env.now, sm, resume)
                 if deferred is not None:
                     deferred.take(mine, acks)
