@@ -44,9 +44,18 @@ def same(n, edges, monkeypatch, **kw):
     return booked
 
 
-@pytest.mark.parametrize("graph", ["trees", "lists"])
-def test_cc_the_same_with_waits_as_queue_entries(graph, monkeypatch):
-    """Large enough that the SV kernels' loads wait (for miss entries and the slack)."""
+@pytest.mark.parametrize("graph,small", [("trees", False), ("lists", False), ("trees", True)])
+def test_cc_the_same_with_waits_as_queue_entries(graph, small, monkeypatch):
+    """Large enough that the SV kernels' loads wait (for miss entries and the slack).
+    ``small``: the queue starts with one slot and an 8-number arena (grown, compacted)."""
+    if small:
+        real_init = timed_waits.WaitQueue.__init__
+
+        def init(self, env, memory, slack):
+            real_init(self, env, memory, slack, slots=1)
+            self.arena = np.zeros(8, np.int64)
+
+        monkeypatch.setattr(timed_waits.WaitQueue, "__init__", init)
     m = 1 << 13
     arg = {"trees": 2, "lists": 1}[graph]
     n, edges = build_graph(graph, m, arg, 1, 4)
