@@ -9,8 +9,10 @@ Every run is a process of its own, with PYTHONPATH set to its tree: it builds th
 (untimed), then times compute_sim with time.process_time, and hands back the point's
 result as JSON (every count, cycle, time and report field the paper's figures use).
 The runs alternate before/after (before first, then after first on the next repeat),
-so that a shared machine's load falls on both alike; each row prints the least CPU time
-of --repeat runs per tree, and "identical" when all the runs' JSON were byte-equal.
+so that a shared machine's load falls on both alike; each row prints per tree the median
+(and range) of the --repeat runs' CPU times, the speed-up as the median (and range) of
+the repeats' ratios before/after (each pair ran back to back), the after tree's CPU per
+edge (median), and "identical" when all the runs' JSON were byte-equal.
 Each tree's numba cache is warmed by a 2^10 point first (untimed).
 """
 from __future__ import annotations
@@ -22,6 +24,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from statistics import median
 
 ARGS = {"lists": 1, "trees": 2, "random": 0.01}     # connected_components.FAMILIES' k, d
 
@@ -60,8 +63,9 @@ def main():
     trees = {"before": args.before, "after": args.after}
     for tree in trees.values():
         run(tree, "trees", 1 << 10)                  # warm numba's cache, imports
-    print("| graph | m | before CPU s | after CPU s | speedup | before s/edge | after s/edge "
-          "| results |\n|---|---|---|---|---|---|---|---|", flush=True)
+    print("| graph | m | before CPU s, median (range) | after CPU s, median (range) "
+          "| speed-up before/after, median (range) | after s/edge | results |\n"
+          "|---|---|---:|---:|---:|---:|---|", flush=True)
     for graph in args.graphs:
         for k in args.log2:
             m = 1 << k
@@ -72,10 +76,16 @@ def main():
                     t, d = run(trees[name], graph, m)
                     cpu[name].append(t)
                     digests.add(d)
-            b, a = min(cpu["before"]), min(cpu["after"])
-            print(f"| {graph} | 2^{k} | {b:.2f} | {a:.2f} | {b / a:.2f}x | {b / m:.3g} | "
-                  f"{a / m:.3g} | {'identical' if len(digests) == 1 else 'DIFFER'} |",
+            b, a = cpu["before"], cpu["after"]
+            ratio = [x / y for x, y in zip(b, a)]
+            print(f"| {graph} | 2^{k} | {spread(b)} | {spread(a)} | {spread(ratio, 'x')} | "
+                  f"{median(a) / m:.3g} | {'identical' if len(digests) == 1 else 'DIFFER'} |",
                   flush=True)
+
+
+def spread(values: list, unit: str = "") -> str:
+    """The median and range of ``values``: '1.23x (1.01-1.40x)'."""
+    return f"{median(values):.2f}{unit} ({min(values):.2f}-{max(values):.2f}{unit})"
 
 
 if __name__ == "__main__":

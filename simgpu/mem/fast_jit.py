@@ -34,7 +34,7 @@ CORE_MODULES = ("fast_jit", "fast_layout", "fast_dram", "fast_partition", "fast_
                 "fast_path", "fast_coalesce",
                 # the compiled trace-block replay loop, which calls the core's functions,
                 # and its trace log (njit functions: their cache is keyed by this list)
-                "../sim/trace_loop", "../sim/trace_log")
+                "../sim/trace_loop", "../sim/trace_log", "../sim/timed_waits")
 _stamp: list = []
 
 

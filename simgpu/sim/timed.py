@@ -34,6 +34,7 @@ launch overhead added.
 from __future__ import annotations
 
 import gc
+from heapq import heappop
 
 import numpy as np
 import simpy
@@ -45,6 +46,7 @@ from .interpreter import Barrier, Counters, Executor
 from .lanes import Geometry, LaneGroup
 from .scoreboard import Fence, Stall
 from .shared_banks import SharedBanks
+from .timed_waits import WaitQueue, stale
 from .sm import SM, atomic_lanes
 
 
@@ -80,6 +82,11 @@ def estimate_registers(fn) -> int:
 #: (results and times are the same either way; tests compare the two).
 SKIP_QUEUE = True
 
+#: Book a memory instruction's waits for miss entries or the pipeline's slack on the
+#: compiled core as queue entries, without the warp's process (timed_waits; the same
+#: events in the same order: tests compare the two).
+FAST_WAITS = True
+
 
 class Environment(simpy.Environment):
     """simpy's environment, plus a short cut for a process that would be next anyway."""
@@ -95,7 +102,10 @@ class Environment(simpy.Environment):
         if -1e-6 < delay < 0:        # a cycle computed as a + (b - a): rounding, not the past
             delay = 0.0
         at = self._now + delay
-        if not SKIP_QUEUE or self._queue and self._queue[0][0] <= at:
+        queue = self._queue
+        while queue and queue[0][0] <= at and stale(queue[0][3]):
+            heappop(queue)            # (a WaitQueue's entry that stands for nothing now)
+        if not SKIP_QUEUE or queue and queue[0][0] <= at:
             self.pending_delay = delay
             return False
         self._now = at
@@ -156,6 +166,8 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
     deferred = DeferredLoads(env, memory) if config.dram.read_scheduling == "fr-fcfs" else None
     if deferred is None:
         memory.use_fast()         # the compiled memory core, where it covers the config
+    # the waits of memory instructions booked on the core (timed_waits), while it books
+    waits = WaitQueue(env, memory, HELD_SLACK) if FAST_WAITS and memory.fast is not None else None
     sms = [SM(i, config) for i in range(config.gpu.sm_count)]
     resident, limit = blocks_per_sm(config, geom, fn)
     shared_latency = config.issue.shared_memory_latency_cycles
@@ -363,7 +375,15 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
                 # wait in simulated time (booking it now for later would reserve the
                 # partitions ahead of other SMs' earlier requests); the SM's other warps
                 # find the entries taken too
-                yield when if isinstance(when, simpy.Event) else env.timeout(when - env.now)
+                if waits is not None and memory.fast is not None and event.kind != "atomic":
+                    # (the compiled core books the waits as queue entries: timed_waits)
+                    got = yield waits.wait(event.kind == "store", resume, when, sm.index)
+                    if got[0] != "off":
+                        accepted, back = got
+                        break
+                    resume = got[1]              # (the core went off: the Python units)
+                else:
+                    yield when if isinstance(when, simpy.Event) else env.timeout(when - env.now)
                 accepted, back, resume, when = serve(event, env.now, sm, resume)
                 if deferred is not None:
                     deferred.take(mine, acks)
