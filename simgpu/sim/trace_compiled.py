@@ -25,6 +25,7 @@ import numpy as np
 from ..mem.fast_jit import ENABLED as NUMBA
 from ..mem.memory_system import MemorySystem
 from . import trace_log
+from .occupancy import blocks_per_sm
 from . import trace_loop as L
 
 #: The compiled replay runs where it covers the launch (False: the Python replay).
@@ -146,7 +147,7 @@ def run_compiled(config, fn, geom, traffic, report, l2, tlbs, source, memory=Non
     if config.dram.read_scheduling == "fr-fcfs" or not memory.use_fast():
         return False
     n_sms = config.gpu.sm_count
-    resident, limit = timed.blocks_per_sm(config, geom, fn)
+    resident, limit = blocks_per_sm(config, geom, fn)
     nslots = resident * n_sms
     issue = config.issue
     clock = config.gpu.core_clock_mhz
