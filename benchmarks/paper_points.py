@@ -5,7 +5,8 @@ computes only what is missing), for spreading a long sweep over machines or sess
     PYTHONPATH=. python3 benchmarks/paper_points.py OUT --size paper --only cc \\
         --where m=8000000 --where graph=lists,trees --where arg=1,2 --jobs 2
 
---where KEY=V1,V2 keeps the points whose parameter KEY is one of the values (compared as
+--slice A:B keeps points A to B-1 of what is left, costliest first (for splitting a sweep
+between machines).  --where KEY=V1,V2 keeps the points whose parameter KEY is one of the values (compared as
 text); repeat it to narrow further.  --list prints the chosen points and stops.
 Each point is written to OUT/cache as it ends (a run stopped early keeps what it finished).
 """
@@ -35,6 +36,8 @@ def main(argv=None) -> None:
     ap.add_argument("--only", default="lr,cc", help="lr, cc or both")
     ap.add_argument("--where", action="append", default=[], metavar="KEY=V1,V2")
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--slice", default=":", metavar="A:B",
+                    help="keep points A..B-1 of the costliest-first order (split a sweep)")
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args(argv)
     where = []
@@ -52,6 +55,8 @@ def main(argv=None) -> None:
     cache = Cache(f"{args.out}/cache", code_version())
     todo = [p for p in chosen(plan, where) if p.kind == "sim" and not cache.path(p).exists()]
     todo.sort(key=lambda p: -p.cost)                      # costliest first
+    a, _, b = args.slice.partition(":")
+    todo = todo[int(a) if a else None:int(b) if b else None]
     print(f"{len(todo)} point(s) to compute into {args.out}/cache (version {cache.version}), "
           f"estimated {sum(p.cost for p in todo) / 60:.0f} CPU minutes", flush=True)
     for p in todo:
