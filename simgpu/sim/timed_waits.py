@@ -33,68 +33,26 @@ from simpy.events import NORMAL
 
 from ..mem.fast_jit import njit
 from ..mem.fast_path import serve_instruction
+from .compiled_heap import C_EID, C_SIZE, before, pop, push
 
 S_I, S_FIRST, S_SM, S_WRITE, S_N, S_OFF, S_LEN = range(7)      # a wait's integers
 N_S = 7
 F_BACK, F_AT = range(2)                                           # and floats
-C_SIZE, C_EID = range(2)                                          # the heap's size, next id
 PRIORITY = int(NORMAL)              # a Timeout's priority in simpy's queue (URGENT: 0)
 
 
 @njit
-def _before(t, e, u, f):
-    return t < u or (t == u and e < f)
-
-
-@njit
-def push(ht, he, hs, ctl, t, e, s):
-    """Push wait ``s`` under key (t, e) (priority: always simpy's NORMAL)."""
-    k = ctl[C_SIZE]
-    ctl[C_SIZE] = k + 1
-    while k:
-        p = (k - 1) >> 1
-        if not _before(t, e, ht[p], he[p]):
-            break
-        ht[k], he[k], hs[k] = ht[p], he[p], hs[p]
-        k = p
-    ht[k], he[k], hs[k] = t, e, s
-
-
-@njit
-def pop(ht, he, hs, ctl):
-    """Take the first wait off the heap; returns its slot."""
-    s = hs[0]
-    n = ctl[C_SIZE] - 1
-    ctl[C_SIZE] = n
-    if n:
-        t, e, x = ht[n], he[n], hs[n]
-        k = 0
-        while True:
-            c = 2 * k + 1
-            if c >= n:
-                break
-            if c + 1 < n and _before(ht[c + 1], he[c + 1], ht[c], he[c]):
-                c += 1
-            if not _before(ht[c], he[c], t, e):
-                break
-            ht[k], he[k], hs[k] = ht[c], he[c], hs[c]
-            k = c
-        ht[k], he[k], hs[k] = t, e, x
-    return s
-
-
-@njit
-def run(st, ht, he, hs, ctl, si, sf, arena, lt, lp, le, slack, now):
+def run(st, ctl, ht, hp, he, hv, si, sf, arena, lt, lp, le, slack, now):
     """Book the waits that come before simpy's next event (key (lt, lp, le)), in key
     order: each one's instruction from its warp and transaction on (``serve`` with
     ``resume`` at the wait's time), pushed back under the next event id if it must wait
     again.  Returns the slot of a wait whose instruction is all booked (``sf[s, F_AT]``
     accepted, ``sf[s, F_BACK]`` back), or -1; ``now[0]``: the last wait's time."""
     while ctl[C_SIZE]:
-        t, e = ht[0], he[0]
-        if not (t < lt or (t == lt and (PRIORITY < lp or (PRIORITY == lp and e < le)))):
+        if not before(ht[0], hp[0], he[0], lt, lp, le):
             return -1
-        s = pop(ht, he, hs, ctl)
+        j = pop(ctl, ht, hp, he, hv)
+        t, s = ht[j], hv[j, 0]
         now[0] = t
         n, off = si[s, S_N], si[s, S_OFF]
         pk = arena[off:off + si[s, S_LEN]]
@@ -106,9 +64,7 @@ def run(st, ht, he, hs, ctl, si, sf, arena, lt, lp, le, slack, now):
             sf[s, F_AT] = at
             return s
         si[s, S_I], si[s, S_FIRST] = i, first
-        e = ctl[C_EID]
-        ctl[C_EID] = e + 1
-        push(ht, he, hs, ctl, t + (when - t), e, s)       # (as Timeout(when - now) would)
+        push(ctl, ht, hp, he, hv, t + (when - t), PRIORITY, s, 0)   # (as Timeout(when - now))
     return -1
 
 
@@ -144,8 +100,8 @@ class WaitQueue:
         self.now = np.zeros(1)
         self.arena = np.zeros(1 << 16, np.int64)
         self.used = 0
-        self.ht, self.he, self.hs = np.zeros(slots), np.zeros(slots, np.int64), \
-            np.zeros(slots, np.int64)
+        self.ht, self.hp, self.he, self.hv = np.zeros(slots), np.zeros(slots, np.int64), \
+            np.zeros(slots, np.int64), np.zeros((slots, 2), np.int64)
         self.si, self.sf = np.zeros((slots, N_S), np.int64), np.zeros((slots, 2))
         self.free = list(range(slots - 1, -1, -1))
         self.waiting: dict = {}          # slot: (the event its warp waits on, per_warp)
@@ -154,8 +110,8 @@ class WaitQueue:
     def _grow(self) -> None:
         """Twice the slots (the waits and the heap as they are)."""
         k = len(self.si)
-        self.ht, self.he, self.hs = (np.concatenate([a, np.zeros_like(a)])
-                                     for a in (self.ht, self.he, self.hs))
+        self.ht, self.hp, self.he, self.hv = (np.concatenate([a, np.zeros_like(a)])
+                                              for a in (self.ht, self.hp, self.he, self.hv))
         self.si, self.sf = (np.concatenate([a, np.zeros_like(a)]) for a in (self.si, self.sf))
         self.free = list(range(2 * k - 1, k - 1, -1))
 
@@ -193,7 +149,8 @@ class WaitQueue:
         self.arena[off:off + len(packed)] = packed
         self.si[s] = (i, first, sm, write, per_warp.n, off, len(packed))
         self.sf[s, F_BACK] = back
-        push(self.ht, self.he, self.hs, self.ctl, t, e, s)
+        self.ctl[C_EID] = e                      # (simpy's id, taken above)
+        push(self.ctl, self.ht, self.hp, self.he, self.hv, t, PRIORITY, s, 0)
         done = env.event()
         self.waiting[s] = (done, per_warp)
         self._arm()
@@ -217,14 +174,14 @@ class WaitQueue:
         while q and q[0][3].__class__ is _Entry:     # (all stale now)
             heappop(q)
         if self.memory.fast is not self.fast:    # the core went off: the engine books
-            s = pop(self.ht, self.he, self.hs, self.ctl)
+            s = int(self.hv[pop(self.ctl, self.ht, self.hp, self.he, self.hv), 0])
             return self._done(s, ("off", (self.waiting[s][1], None, int(self.si[s, S_I]),
                                           int(self.si[s, S_FIRST]),
                                           float(self.sf[s, F_BACK]))))
         lt, lp, le = (q[0][0], int(q[0][1]), q[0][2]) if q else (np.inf, 0, 0)
         self.ctl[C_EID] = next(env._eid)
-        s = run(self.fast.state, self.ht, self.he, self.hs, self.ctl, self.si, self.sf,
-                self.arena, lt, lp, le, self.slack, self.now)
+        s = run(self.fast.state, self.ctl, self.ht, self.hp, self.he, self.hv, self.si,
+                self.sf, self.arena, lt, lp, le, self.slack, self.now)
         env._eid = itertools.count(int(self.ctl[C_EID]))
         env._now = float(self.now[0])
         if s >= 0:

@@ -25,6 +25,7 @@ import numpy as np
 from ..mem.fast_jit import ENABLED as NUMBA
 from ..mem.memory_system import MemorySystem
 from . import trace_log
+from .compiled_heap import push
 from .occupancy import blocks_per_sm
 from . import trace_loop as L
 
@@ -166,21 +167,22 @@ def run_compiled(config, fn, geom, traffic, report, l2, tlbs, source, memory=Non
     gi = np.zeros(L.N_GI, np.int64)
     gi[L.I_NBLOCKS] = geom.blocks
     cap = 8 * nslots + 16
-    ht, hp, he, hk, hs = (np.zeros(cap), *(np.zeros(cap, np.int64) for _ in range(4)))
+    ht, hp, he, hv = (np.zeros(cap), np.zeros(cap, np.int64), np.zeros(cap, np.int64),
+                      np.zeros((cap, 2), np.int64))
     si = np.zeros((nslots, L.N_SI), np.int64)
     sf = np.zeros((nslots, L.N_SF))
     smf = np.zeros((n_sms, L.N_SMF))
     for s in range(nslots):                      # round-robin: slot s on SM s % n_sms
         si[s, L.S_SM] = s % n_sms
         si[s, L.S_SLOT_PHASE] = L.SLOT_RUN
-        L._push(gi, ht, hp, he, hk, hs, 0.0, L.URGENT, L.K_SLOT, s)
+        push(gi, ht, hp, he, hv, 0.0, L.URGENT, L.K_SLOT, s)
     feed = _Feed(source, nslots, geom.warps_per_block, geom.threads_per_block)
     st = memory.fast.state
     collecting = gc.isenabled()
     gc.disable()
     try:
         while True:
-            code = L.run_loop(st, gf, gi, ht, hp, he, hk, hs, pf, si, sf, smf, feed.ent,
+            code = L.run_loop(st, gf, gi, ht, hp, he, hv, pf, si, sf, smf, feed.ent,
                               feed.offs, feed.txa, feed.txs, feed.deps, feed.ready)
             s = int(gi[L.I_CUR_SLOT])
             if code == L.EXIT_DONE:

@@ -21,22 +21,26 @@ it (the next batch, recorded on demand), a memory instruction carries the teachi
 view's sample.  The Python replay stays the reference; tests compare the two reports.
 
 Arrays (the layout is this module's and trace_compiled's contract): ``gf``/``gi`` the
-loop's scalars; ``ht, hp, he, hk, hs`` the heap (time, priority, id, kind, slot);
-``pf`` parameters; ``si``/``sf`` each slot's state; ``smf`` each SM's scheduler;
-``ent, offs, txa, txs, deps`` each slot's batch of events; ``ready`` when each memory
-instruction's data are back (numbered by the Python side).
+loop's scalars (gi's first two are the heap's control, see compiled_heap); ``ht, hp,
+he, hv`` the heap (time, priority, id; kind and slot); ``pf`` parameters; ``si``/``sf``
+each slot's state; ``smf`` each SM's scheduler; ``ent, offs, txa, txs, deps`` each
+slot's batch of events; ``ready`` when each memory instruction's data are back (numbered
+by the Python side).
 """
 from __future__ import annotations
 
 from ..mem.deferred_reads import DEFERRED
 from ..mem.fast_jit import njit, unowned
 from ..mem.fast_path import serve_instruction
+from .compiled_heap import C_EID, C_SIZE, pop, push
 
 # --- gf, gi: the loop's scalars -----------------------------------------------------
 G_NOW, G_DISPATCHER, G_PENDING_DELAY = range(3)
 N_GF = 3
-I_EID, I_NEXT_BLOCK, I_NBLOCKS, I_HEAP, I_CUR_KIND, I_CUR_SLOT, I_RESUME, I_ARG = range(8)
+# (the first two are the compiled heap's: its size and next event id, as simpy numbers them)
+I_HEAP, I_EID, I_NEXT_BLOCK, I_NBLOCKS, I_CUR_KIND, I_CUR_SLOT, I_RESUME, I_ARG = range(8)
 N_GI = 8
+assert (I_HEAP, I_EID) == (C_SIZE, C_EID)
 
 # --- heap entries' kinds (what processing the event resumes) -------------------------
 K_NOOP, K_SLOT, K_BLOCK, K_WARP = range(4)
@@ -75,64 +79,6 @@ PC_TOP, PC_MEMORY, PC_RESUME, PC_END, PC_DEAD = range(5)
 
 
 @njit
-def _less(ht, hp, he, a, b):
-    if ht[a] != ht[b]:
-        return ht[a] < ht[b]
-    if hp[a] != hp[b]:
-        return hp[a] < hp[b]
-    return he[a] < he[b]
-
-
-@njit
-def _swap(ht, hp, he, hk, hs, a, b):
-    ht[a], ht[b] = ht[b], ht[a]
-    hp[a], hp[b] = hp[b], hp[a]
-    he[a], he[b] = he[b], he[a]
-    hk[a], hk[b] = hk[b], hk[a]
-    hs[a], hs[b] = hs[b], hs[a]
-
-
-@njit
-def _push(gi, ht, hp, he, hk, hs, t, prio, kind, slot):
-    """simpy's Environment.schedule: the next event id, in the order simpy numbers them."""
-    n = gi[I_HEAP]
-    if n >= ht.shape[0]:
-        return False
-    ht[n], hp[n], he[n], hk[n], hs[n] = t, prio, gi[I_EID], kind, slot
-    gi[I_EID] += 1
-    gi[I_HEAP] = n + 1
-    while n > 0:
-        parent = (n - 1) >> 1
-        if _less(ht, hp, he, n, parent):
-            _swap(ht, hp, he, hk, hs, n, parent)
-            n = parent
-        else:
-            break
-    return True
-
-
-@njit
-def _pop(gi, ht, hp, he, hk, hs):
-    """The least entry moved to the end of the heap (read it at index gi[I_HEAP])."""
-    n = gi[I_HEAP] - 1
-    _swap(ht, hp, he, hk, hs, 0, n)
-    gi[I_HEAP] = n
-    j = 0
-    while True:
-        c = 2 * j + 1
-        if c >= n:
-            break
-        if c + 1 < n and _less(ht, hp, he, c + 1, c):
-            c += 1
-        if _less(ht, hp, he, c, j):
-            _swap(ht, hp, he, hk, hs, c, j)
-            j = c
-        else:
-            break
-    return n
-
-
-@njit
 def _issue(smf, pf, sm, now, k):
     """SM.issue for one scheduler (GT200) and a block's warps together: (issued, ready)."""
     if k == 0:
@@ -162,17 +108,17 @@ def _skip_to(gf, gi, ht, pf, t):
 
 
 @njit
-def _timeout(gf, gi, ht, hp, he, hk, hs, delay, kind, slot):
+def _timeout(gf, gi, ht, hp, he, hv, delay, kind, slot):
     """env.timeout(delay) for the process of ``kind`` in ``slot``: 0, or an error."""
     if delay < 0:
         return ERR_NEGATIVE_DELAY
-    if not _push(gi, ht, hp, he, hk, hs, gf[G_NOW] + delay, NORMAL, kind, slot):
+    if not push(gi, ht, hp, he, hv, gf[G_NOW] + delay, NORMAL, kind, slot):
         return ERR_HEAP
     return 0
 
 
 @njit
-def _warp(s, st, gf, gi, ht, hp, he, hk, hs, pf, si, sf, smf, ent, offs, txa, txs, deps,
+def _warp(s, st, gf, gi, ht, hp, he, hv, pf, si, sf, smf, ent, offs, txa, txs, deps,
           ready):
     """The block's warp process in ``slot`` s, from its program counter, until it waits
     (0), ends, or needs the Python side (an exit code)."""
@@ -231,14 +177,14 @@ def _warp(s, st, gf, gi, ht, hp, he, hk, hs, pf, si, sf, smf, ent, offs, txa, tx
                     rdy = until
                 if _skip_to(gf, gi, ht, pf, rdy):
                     continue
-                return _timeout(gf, gi, ht, hp, he, hk, hs, gf[G_PENDING_DELAY], K_WARP, s)
+                return _timeout(gf, gi, ht, hp, he, hv, gf[G_PENDING_DELAY], K_WARP, s)
             if kind == T_END:
                 si[s, S_PC] = PC_END
-                return _timeout(gf, gi, ht, hp, he, hk, hs, rdy - now, K_WARP, s)
+                return _timeout(gf, gi, ht, hp, he, hv, rdy - now, K_WARP, s)
             if kind == T_FENCE:
                 if sf[s, F_ACKED] > rdy:
                     rdy = sf[s, F_ACKED]
-                return _timeout(gf, gi, ht, hp, he, hk, hs, rdy - now, K_WARP, s)
+                return _timeout(gf, gi, ht, hp, he, hv, rdy - now, K_WARP, s)
             # a memory instruction: the memory pipeline's back-pressure
             si[s, S_PC] = PC_MEMORY
             if smf[sm, M_MEMORY_FREE] > issued:
@@ -247,7 +193,7 @@ def _warp(s, st, gf, gi, ht, hp, he, hk, hs, pf, si, sf, smf, ent, offs, txa, tx
                     rdy = issued
                 if issued > now + slack:
                     sf[s, F_ISSUED], sf[s, F_READY] = issued, rdy
-                    return _timeout(gf, gi, ht, hp, he, hk, hs, issued - now, K_WARP, s)
+                    return _timeout(gf, gi, ht, hp, he, hv, issued - now, K_WARP, s)
             sf[s, F_ISSUED], sf[s, F_READY] = issued, rdy
             continue
         if pc == PC_MEMORY or pc == PC_RESUME:
@@ -290,7 +236,7 @@ def _warp(s, st, gf, gi, ht, hp, he, hk, hs, pf, si, sf, smf, ent, offs, txa, tx
             if status:                          # miss entries, or held: resume at ``when``
                 si[s, S_I], si[s, S_FIRST], sf[s, F_BACK] = i, first, back
                 si[s, S_PC] = PC_RESUME
-                return _timeout(gf, gi, ht, hp, he, hk, hs, when - now, K_WARP, s)
+                return _timeout(gf, gi, ht, hp, he, hv, when - now, K_WARP, s)
             if at > issued:
                 smf[sm, M_MEMORY_FREE] = at
                 if at > rdy:
@@ -302,26 +248,26 @@ def _warp(s, st, gf, gi, ht, hp, he, hk, hs, pf, si, sf, smf, ent, offs, txa, tx
                 sf[s, F_ACKED] = back
             if _skip_to(gf, gi, ht, pf, rdy):
                 continue
-            return _timeout(gf, gi, ht, hp, he, hk, hs, gf[G_PENDING_DELAY], K_WARP, s)
+            return _timeout(gf, gi, ht, hp, he, hv, gf[G_PENDING_DELAY], K_WARP, s)
         if pc == PC_END:                        # block_state.finish: done.succeed(), return
             si[s, S_PC] = PC_DEAD
-            if not _push(gi, ht, hp, he, hk, hs, gf[G_NOW], NORMAL, K_BLOCK, s):
+            if not push(gi, ht, hp, he, hv, gf[G_NOW], NORMAL, K_BLOCK, s):
                 return ERR_HEAP
-            if not _push(gi, ht, hp, he, hk, hs, gf[G_NOW], NORMAL, K_NOOP, s):
+            if not push(gi, ht, hp, he, hv, gf[G_NOW], NORMAL, K_NOOP, s):
                 return ERR_HEAP
             return 0
         return 0                                # (PC_DEAD: nothing waits on it)
 
 
 @njit
-def run_loop(st, gf, gi, ht, hp, he, hk, hs, pf, si, sf, smf, ent, offs, txa, txs, deps,
+def run_loop(st, gf, gi, ht, hp, he, hv, pf, si, sf, smf, ent, offs, txa, txs, deps,
              ready):
     """Run the event loop until it ends (EXIT_DONE) or needs the Python side (an exit
     code, gi[I_CUR_SLOT] the slot; call again to go on)."""
     # the caller holds the arrays through the call: unowned, passing them on to _warp
     # and the heap's helpers touches no atomic reference count (fast_jit.unowned)
-    gf, gi, ht, hp, he, hk, hs = unowned(gf), unowned(gi), unowned(ht), unowned(hp), \
-        unowned(he), unowned(hk), unowned(hs)
+    gf, gi, ht, hp, he, hv = unowned(gf), unowned(gi), unowned(ht), unowned(hp), \
+        unowned(he), unowned(hv)
     pf, si, sf, smf, ent, offs = unowned(pf), unowned(si), unowned(sf), unowned(smf), \
         unowned(ent), unowned(offs)
     txa, txs, deps, ready = unowned(txa), unowned(txs), unowned(deps), unowned(ready)
@@ -332,14 +278,14 @@ def run_loop(st, gf, gi, ht, hp, he, hk, hs, pf, si, sf, smf, ent, offs, txa, tx
         else:
             if gi[I_HEAP] == 0:
                 return EXIT_DONE
-            j = _pop(gi, ht, hp, he, hk, hs)
+            j = pop(gi, ht, hp, he, hv)
             gf[G_NOW] = ht[j]
-            kind, s = hk[j], hs[j]
+            kind, s = hv[j, 0], hv[j, 1]
             gi[I_CUR_KIND], gi[I_CUR_SLOT] = kind, s
         if kind == K_NOOP:
             continue
         if kind == K_WARP:
-            code = _warp(s, st, gf, gi, ht, hp, he, hk, hs, pf, si, sf, smf, ent, offs, txa,
+            code = _warp(s, st, gf, gi, ht, hp, he, hv, pf, si, sf, smf, ent, offs, txa,
                          txs, deps, ready)
             if code != 0:
                 if code > 0:
@@ -363,7 +309,7 @@ def run_loop(st, gf, gi, ht, hp, he, hk, hs, pf, si, sf, smf, ent, offs, txa, tx
                 si[s, S_LOADED] = 1 if pf[P_FIRST_LOAD] == 0.0 else 0
                 sf[s, F_ACKED] = 0.0
                 sf[s, F_CLEARED] = 0.0
-                if not _push(gi, ht, hp, he, hk, hs, gf[G_NOW], URGENT, K_WARP, s):
+                if not push(gi, ht, hp, he, hv, gf[G_NOW], URGENT, K_WARP, s):
                     return ERR_HEAP
                 continue
             if phase == BLOCK_WAITING:          # state.done: trace.finished()
@@ -372,7 +318,7 @@ def run_loop(st, gf, gi, ht, hp, he, hk, hs, pf, si, sf, smf, ent, offs, txa, tx
                 return EXIT_FINISH
             # BLOCK_DONE: run_block returns; its process event resumes the slot
             si[s, S_BLOCK_PHASE] = BLOCK_FINISHED
-            if not _push(gi, ht, hp, he, hk, hs, gf[G_NOW], NORMAL, K_SLOT, s):
+            if not push(gi, ht, hp, he, hv, gf[G_NOW], NORMAL, K_SLOT, s):
                 return ERR_HEAP
             continue
         # K_SLOT: sm_slot
@@ -380,7 +326,7 @@ def run_loop(st, gf, gi, ht, hp, he, hk, hs, pf, si, sf, smf, ent, offs, txa, tx
         if phase == SLOT_RUN or phase == SLOT_WAITING:
             if gi[I_NEXT_BLOCK] >= gi[I_NBLOCKS]:
                 si[s, S_SLOT_PHASE] = SLOT_OVER      # the generator returns
-                if not _push(gi, ht, hp, he, hk, hs, gf[G_NOW], NORMAL, K_NOOP, s):
+                if not push(gi, ht, hp, he, hv, gf[G_NOW], NORMAL, K_NOOP, s):
                     return ERR_HEAP
                 continue
             si[s, S_BLOCK] = gi[I_NEXT_BLOCK]
@@ -391,7 +337,7 @@ def run_loop(st, gf, gi, ht, hp, he, hk, hs, pf, si, sf, smf, ent, offs, txa, tx
                 at = (now if now > d else d) + pf[P_DISPATCH]
                 gf[G_DISPATCHER] = at
                 si[s, S_SLOT_PHASE] = SLOT_DISPATCHED
-                code = _timeout(gf, gi, ht, hp, he, hk, hs, at - now, K_SLOT, s)
+                code = _timeout(gf, gi, ht, hp, he, hv, at - now, K_SLOT, s)
                 if code:
                     return code
                 continue
@@ -399,5 +345,5 @@ def run_loop(st, gf, gi, ht, hp, he, hk, hs, pf, si, sf, smf, ent, offs, txa, tx
         if phase == SLOT_DISPATCHED:            # yield env.process(run_block(block, sm))
             si[s, S_SLOT_PHASE] = SLOT_WAITING
             si[s, S_BLOCK_PHASE] = BLOCK_INIT
-            if not _push(gi, ht, hp, he, hk, hs, gf[G_NOW], URGENT, K_BLOCK, s):
+            if not push(gi, ht, hp, he, hv, gf[G_NOW], URGENT, K_BLOCK, s):
                 return ERR_HEAP

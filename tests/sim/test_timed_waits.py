@@ -71,24 +71,3 @@ def test_random_graphs_the_same(n, density, seed, method, engine, monkeypatch):
     m = max(1, int(n * density))
     edges = np.random.default_rng(seed).integers(0, n, size=(m, 2))
     same(n, edges, monkeypatch, method=method, engine=engine)
-
-
-@settings(max_examples=40, deadline=None)
-@given(ops=st.lists(st.one_of(st.tuples(st.sampled_from([0.0, 1.0, 2.5, 7.0]),
-                                        st.integers(0, 50)), st.none()), max_size=60))
-def test_the_wait_heap_pops_in_simpy_key_order(ops):
-    """push/pop (the compiled heap) against heapq on (time, event id): pops in the same
-    order (ids unique, as simpy's are)."""
-    import heapq
-    ht, he, hs = np.zeros(64), np.zeros(64, np.int64), np.zeros(64, np.int64)
-    ctl = np.zeros(2, np.int64)
-    ref: list = []
-    for k, op in enumerate(ops):
-        if op is None:
-            if ref:
-                assert timed_waits.pop(ht, he, hs, ctl) == heapq.heappop(ref)[2]
-        else:
-            t, e = op[0], op[1] * 100 + k          # (unique ids)
-            timed_waits.push(ht, he, hs, ctl, t, e, k)
-            heapq.heappush(ref, (t, e, k))
-        assert ctl[timed_waits.C_SIZE] == len(ref)

@@ -2,11 +2,10 @@
 replay it transcribes (run_timed with trace=, simpy): every replayed launch must give
 the same report, field for field (cycles, time, counts, every extra field, the trace's
 own, the samples) and the same outputs, whether the trace is recorded before the timing
-or during it, with or without the event-queue short cut; its event heap must pop in
-simpy's order.  Where it does not cover a launch (an L2, several schedulers per SM) the
+or during it, with or without the event-queue short cut (its event heap:
+test_compiled_heap).  Where it does not cover a launch (an L2, several schedulers per SM) the
 Python replay runs."""
 import dataclasses
-import heapq
 
 import numpy as np
 import pytest
@@ -137,27 +136,3 @@ def test_configs_it_does_not_cover_run_the_python_replay(monkeypatch):
                                                                     schedulers_per_sm=2))
     assert_launch_same(monkeypatch, lambda: type(dev)(cfg, "sim:gtx260+2"),
                        T.grid_stride_copy, (8, 1, 1), (128, 1, 1), make, compiled=0)
-
-
-@settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from([0.0, 1.0, 2.5, 7.0, 1e9]), st.integers(0, 1),
-                          st.booleans()), max_size=60))
-def test_the_event_heap_pops_in_simpys_order(ops):
-    """(time, priority, id) order, ids given in scheduling order, as simpy's heapq."""
-    cap = 64
-    gi = np.zeros(L.N_GI, np.int64)
-    ht, hp, he, hk, hs = (np.zeros(cap), *(np.zeros(cap, np.int64) for _ in range(4)))
-    ref, eid, got, want = [], 0, [], []
-    for k, (t, prio, pop) in enumerate(ops):
-        if pop and ref:
-            want.append(heapq.heappop(ref)[3])
-            j = L._pop(gi, ht, hp, he, hk, hs)
-            got.append(int(hs[j]))
-        else:
-            heapq.heappush(ref, (t, prio, eid, k))
-            eid += 1
-            assert L._push(gi, ht, hp, he, hk, hs, t, prio, L.K_NOOP, k)
-    while ref:
-        want.append(heapq.heappop(ref)[3])
-        got.append(int(hs[L._pop(gi, ht, hp, he, hk, hs)]))
-    assert got == want
