@@ -76,8 +76,8 @@ Sizes (--size): quick: lists to 2^16 nodes, graphs to 2^14 edges; full (the
 default): lists to 2^20, graphs to 2^18; paper: the paper's own sizes, lists
 to 64M nodes (every 2M from 40M to 64M on both packings, Fig. 3 right) and
 graphs to m = 8M edges (Fig. 4, 6) -- minutes on a real GPU; on one core
-with the simulator about 9 hours with the numba core (pip install
-simgpu[fast]), 36 without.  Before it starts, the run prints its estimate (time, peak host
+of a 2-core 2.5 GHz Xeon VM with the simulator about 44 hours with the numba
+core (pip install simgpu[fast]), 77 without.  Before it starts, the run prints its estimate (time, peak host
 memory) from per-point cost models.  A point whose arrays do not fit the
 device's memory is refused by the device and reported as such.
 

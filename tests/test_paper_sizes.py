@@ -75,6 +75,30 @@ def test_estimate_arithmetic():
     assert costs.point_memory(10) == costs.MEM_BASE + 10 * costs.MEM_PER_NODE
 
 
+def test_per_node_cost_grows_with_size_between_the_anchors_only():
+    """growth(): 1 up to the first anchor, linear in log2(size) to the second, flat past
+    it; the list and graph points' costs carry it (the estimate at the paper's sizes)."""
+    anchors = ((22, 1.0), (26, 1.85))
+    assert costs.growth(1 << 10, anchors) == costs.growth(1 << 22, anchors) == 1.0
+    assert costs.growth(1 << 24, anchors) == pytest.approx(1.425)
+    assert costs.growth(1 << 26, anchors) == costs.growth(1 << 30, anchors) == pytest.approx(1.85)
+    sizes = [1 << k for k in range(10, 31)]
+    g = [costs.growth(n, anchors) for n in sizes]
+    assert g == sorted(g)
+    n = 64_000_000
+    assert costs.lr_cost("rs48", n, False) == pytest.approx(
+        costs.FIXED + costs.SIM_PER_NODE["rs48"] * costs.growth(n, costs.LR_GROWTH) * n)
+    m = 8_000_000
+    assert costs.cc_cost("trees", m, "timed-block", False) == pytest.approx(
+        costs.FIXED + costs.HOST_PER_EDGE * m
+        + costs.SIM_PER_EDGE["trees"] * costs.growth(m, costs.CC_GROWTH) * m)
+    # a list-ranking point's memory: its own model (fitted at 2^23 and 64M nodes), never
+    # below the general one
+    assert costs.lr_memory(64_000_000) == costs.LR_MEM_BASE + costs.LR_MEM_PER_NODE * 64e6
+    for n in sizes:
+        assert costs.lr_memory(n) >= costs.point_memory(n)
+
+
 def test_estimate_is_printed_before_anything_runs(tmp_path):
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):

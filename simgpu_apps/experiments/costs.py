@@ -1,7 +1,8 @@
 """Per-point cost models: the estimate ``simgpu paper`` prints before it starts.
 
-Each point's host seconds are ``a + b * size`` (Wylie: ``b * n * log2 n``), with
-``b`` per node (or per edge) of the point's kind, measured on this project's
+Each point's host seconds are ``a + b * g(size) * size`` (Wylie: ``b * g(n) * n * log2
+n``), with ``g`` the growth of the per-node cost with size (``growth``, measured at the
+paper's sizes) and ``b`` per node (or per edge) of the point's kind, measured on this project's
 development machine (a shared 2-core Xeon VM at 2.5 GHz, process CPU time of one
 point at two sizes, sim:gtx260, timed-block engine; 2026-11-26, main at 6bbe709,
 the larger size's figure; rerun with
@@ -16,7 +17,8 @@ The estimate of a run is
     peak host memory = the largest `parallel` point memories, summed
 
 with a point's memory ``MEM_BASE + MEM_PER_NODE * size`` (RSS measured here at
-2^16 and 2^18 nodes: 68 and 120 MB; the issue's 386 MB at 2^23).  These are
+2^16 and 2^18 nodes: 68 and 120 MB; the issue's 386 MB at 2^23), and a simulated
+list-ranking point's from its peaks at 2^23 and 64M nodes (``lr_memory``).  These are
 models of one machine: the real time varies with the load (2x seen on this VM).
 """
 from __future__ import annotations
@@ -50,31 +52,51 @@ def _numba_core() -> bool:
 
 if _numba_core():
     # With the compiled memory core (pip install simgpu[fast]), list ranking on trace-block
-    # with its compiled replay loop (simgpu/sim/trace_loop.py): `benchmarks/
-    # paper_point_costs.py --lists 18 20 --graphs 15 17 --variants rs64 rs48 even48 wylie`,
-    # the larger size's figure, 2026-11-26, branch wt-nrt (the core's arrays unowned: no
-    # atomic reference counts) with the numba core and a mypyc build, this shared 2-core
-    # VM at load average ~2; main (4284ac8) run just before it there gave rs64 4.0e-6,
-    # rs48 5.7e-6, even48 4.0e-6, wylie 21.4 s, lists 1.32e-4, trees 9.5e-5, random
-    # 4.6e-5 (docs/results/numba-refcount-2026-11-26.md).  rs64p (the paper's 64-bit
-    # accesses): 1.22x rs64, its ratio at 2^21 (trace-block, source replay, 2026-11-26:
-    # 14.3 s against 11.7 s).
-    # Then scaled for branch wt-lrspeed (the compiled replay's trace kept as arrays,
-    # simgpu/sim/trace_log.py): divided by the CPU ratio main/branch of the whole rank()
-    # call, interleaved A/B on this shared 2-core Xeon VM, loaded (two other sessions'
-    # simulations at nice 5, load average ~3), 2026-11-27 (docs/results/
-    # lr-speed-2026-11-26.md): `python benchmarks/lr_speed_ab.py <main 9bd0ff1> <branch>
-    # --log2 20 --repeat 2 --cases rs64 rs48`: rs64 1.10x, rs48 1.06x (medians; each
-    # range includes 1.0 on this VM); Wylie 1.11x (the same at --log2 18, 6 repeats);
-    # even48 not A/B-measured: unchanged.  Before: rs64 3.5e-6, rs48 5.0e-6, rs64p
-    # 4.3e-6, Wylie 0.83e-6.
-    SIM_PER_NODE = {"rs64": 3.2e-6, "rs48": 4.7e-6, "even48": 3.4e-6, "rs64p": 3.9e-6}
-    SIM_WYLIE_PER_NODE_ROUND = 0.75e-6           # 17.4 s at 2^20 (20 rounds), / 1.11
+    # with its compiled replay loop (simgpu/sim/trace_loop.py).  (The history of these
+    # figures: docs/results/numba-refcount-2026-11-26.md, lr-speed-2026-11-26.md.)
+    # Re-measured 2026-11-27 on this project's 2-core development VM of that day (Intel
+    # Xeon at 2.5 GHz, `pip install -e '.[fast]'`, no mypyc build), main at c6da3b0:
+    # `benchmarks/paper_point_costs.py --lists 16 20 --variants rs64 rs48 even48 rs64p wylie
+    # --graphs 15 17`, the larger size's figure.  These are 2.2-2.9x the figures of the
+    # 2-core AMD EPYC VM of 2026-11-26 (rs64 3.2e-6, rs48 4.7e-6, even48 3.4e-6, rs64p
+    # 3.9e-6, Wylie 0.75e-6 per node and round; graphs 1.2e-4, 0.93e-4, 4.2e-5), which the
+    # estimate used before: a different machine, and that run had a mypyc build too.
+    SIM_PER_NODE = {"rs64": 7.6e-6, "rs48": 10.5e-6, "even48": 8.3e-6, "rs64p": 10.3e-6}
+    SIM_WYLIE_PER_NODE_ROUND = 1.78e-6           # 37.3 s at 2^20 (20 rounds)
     # Graphs (SV on timed-block, loads and stores coalesced by simgpu.mem.fast_coalesce):
     # the 2^17 figure of the same run.
-    SIM_PER_EDGE = {"lists": 1.2e-4, "trees": 0.93e-4, "random": 4.2e-5, "lockstep": 1e-5}
+    SIM_PER_EDGE = {"lists": 3.3e-4, "trees": 2.7e-4, "random": 1.2e-4, "lockstep": 1e-5}
     MEASURED = ("sim:gtx260 with the numba memory core, list ranking on trace-block's compiled "
-                "replay, 2-core AMD EPYC VM, 2026-11-26")
+                "replay, 2-core Intel Xeon VM at 2.5 GHz, 2026-11-27; per-node cost rising "
+                "with size (costs.growth)")
+
+# A point's cost per node (edge) grows past the sizes the coefficients were measured at:
+# the host's caches and TLBs miss more on the simulator's arrays.  growth() is 1 up to the
+# first anchor, then rises linearly in log2(size) to the second, and stays there.
+#   Lists: rs48 here (2026-11-27) cost 10.5 us per node at 2^20 and 2^22 (43.9 s), and
+#   1,242 s at 64M nodes (19.4 us; benchmarks/paper_points.py, two points at a time on
+#   the two cores): 1.85x.  The same growth is taken for every list variant: on the lent
+#   CPUs of 2026-11-26 (docs/results/fig3-right-points) rs64 and rs64p cost 0.71x and
+#   0.79x of rs48 at 64M, about their ratios at 2^20 (0.72x, 0.98x); Wylie and even48
+#   ASSUMED (a Wylie point at 32M had passed 1,380 CPU s, 2.4x its old estimate, when it
+#   was stopped).
+#   Graphs: trees k=6 and k=8 at m = 8M took 1,519 and 1,520 s on the lent x1's CPUs
+#   (2026-11-27), 2.03x the 2^17 coefficient's prediction on a machine of that speed for
+#   list ranking (docs/paper-gtx260-paper-size-cc).
+LR_GROWTH = ((22, 1.0), (26, 1.85))
+CC_GROWTH = ((17, 1.0), (23, 2.0))
+# Peak host memory of a list-ranking point (the largest, rs48): 1,379 MiB at 2^23 and
+# 8,625 MiB at 64M nodes (ru_maxrss / VmHWM of the process, this VM, 2026-11-27).
+LR_MEM_BASE = 300e6
+LR_MEM_PER_NODE = 137.0
+
+
+def growth(size: int, anchors) -> float:
+    (x0, g0), (x1, g1) = anchors
+    x = math.log2(max(size, 2))
+    if x <= x0:
+        return g0
+    return g0 + (g1 - g0) * min(x - x0, x1 - x0) / (x1 - x0)
 
 
 def lr_cost(variant: str, n: int, real: bool, repeats: int = 1, first: bool = True) -> float:
@@ -84,8 +106,10 @@ def lr_cost(variant: str, n: int, real: bool, repeats: int = 1, first: bool = Tr
         host = HOST_PER_NODE * n if first else CHECK_PER_NODE * n
         return FIXED + host + GPU_PER_NODE[variant] * n * (repeats + 1)
     if variant == "wylie":
-        return FIXED + SIM_WYLIE_PER_NODE_ROUND * n * max(math.log2(max(n, 2)), 1)
-    return FIXED + SIM_PER_NODE[variant] * n
+        per = SIM_WYLIE_PER_NODE_ROUND * max(math.log2(max(n, 2)), 1)
+    else:
+        per = SIM_PER_NODE[variant]
+    return FIXED + per * growth(n, LR_GROWTH) * n
 
 
 # device bytes per node (the arrays of algorithms/list_ranking): succ 4n plus the packed
@@ -110,7 +134,8 @@ def cc_cost(graph: str, m: int, engine: str, real: bool, repeats: int = 1, block
         slow = 1.0 if not blocks else max(1.0, 30.0 / blocks)   # few blocks: latency-bound
         return FIXED + HOST_PER_EDGE * m + GPU_PER_EDGE * slow * m * (repeats + 1)
     per = SIM_PER_EDGE["lockstep" if engine == "lockstep" else graph]
-    return FIXED + HOST_PER_EDGE * m + per * m + (0.015 * blocks if blocks else 0)
+    return (FIXED + HOST_PER_EDGE * m + per * growth(m, CC_GROWTH) * m
+            + (0.015 * blocks if blocks else 0))
 
 
 def cc_wall_cost(m: int, repeats: int) -> float:
@@ -120,6 +145,11 @@ def cc_wall_cost(m: int, repeats: int) -> float:
 
 def point_memory(size: int) -> float:
     return MEM_BASE + MEM_PER_NODE * size
+
+
+def lr_memory(n: int) -> float:
+    """A simulated list-ranking point's peak host memory (the costliest variant's)."""
+    return max(point_memory(n), LR_MEM_BASE + LR_MEM_PER_NODE * n)
 
 
 def estimate(points, parallel: int) -> dict:
@@ -140,5 +170,6 @@ def describe(est: dict, parallel: int) -> str:
             f"of device points / {parallel} process{'es' if parallel > 1 else ''} + "
             f"{fmt_seconds(est['wall_seconds'])} of CPU baselines), peak host memory "
             f"~{est['peak_bytes'] / 2**30:.2f} GiB; from per-point cost models (seconds = a + "
-            f"b x size, memory = {MEM_BASE / 1e6:.0f} MB + {MEM_PER_NODE:g} B x size) measured "
+            f"b x size, memory = {MEM_BASE / 1e6:.0f} MB + {MEM_PER_NODE:g} B x size; list "
+            f"ranking {LR_MEM_BASE / 1e6:.0f} MB + {LR_MEM_PER_NODE:g} B x node) measured "
             f"on {MEASURED} (simgpu_apps/experiments/costs.py, benchmarks/paper_point_costs.py)")

@@ -187,7 +187,7 @@ def sim_point(ctx, variant: str, n: int, threads=None) -> Point:
                          first=variant == "rs64" and threads is None)
     if not costs.lr_fits(variant, n, ctx.info.get("capacity")):
         cost = costs.FIXED                     # the device refuses it at once
-    return Point.make("lr_sim", ctx.device, cost=cost, memory=costs.point_memory(n), **params)
+    return Point.make("lr_sim", ctx.device, cost=cost, memory=costs.lr_memory(n), **params)
 
 
 def wall_point(ctx, method: str, n: int) -> Point:
