@@ -39,7 +39,7 @@ from .trace_record import MEMORY, Wave
  R_POS) = range(11)
 N_R = 11
 FL_CANDIDATE = 16                   # a row whose item carries a sample (the replay decides)
-OK, NEED_ROWS, NEED_ARENA, NEED_DEPS = range(4)
+OK, NEED_ROWS, NEED_ARENA, NEED_DEPS, NEED_WIDE = range(5)
 LS_NCUT, LS_NADDR = range(2)        # ls: the arena's used lengths
 
 
@@ -124,7 +124,7 @@ def _block_cuts(warp, wpb, first, bl, lo, hi):
 
 @njit
 def log_memory(rows, head, tail, ls, taddr, tsize, tcut, issued, warp, wpb, first, flags,
-               addrs, sizes, wcuts, replays, num_base, item, mask, bl, lo, hi):
+               addrs, sizes, wcuts, replays, num_base, item, mask, bl, lo, hi, limit):
     """Append a memory instruction to the queues of its blocks (``mask`` set to them).
     Global: the warps' transactions ``addrs[wcuts[i]:wcuts[i+1]]`` (``sizes``, empty:
     all SECTOR_BYTES) join the arena; shared: ``replays`` per warp.  Returns OK or
@@ -134,12 +134,25 @@ def log_memory(rows, head, tail, ls, taddr, tsize, tcut, issued, warp, wpb, firs
         return NEED_ROWS
     shared = (flags & L.FL_SHARED) != 0
     c0 = 0
+    m = 0
     if not shared:
         m = wcuts[nw] - wcuts[0]
         if ls[LS_NCUT] + nw + 1 > tcut.shape[0] or ls[LS_NADDR] + m > taddr.shape[0]:
             _compact_arena(rows, head, tail, ls, taddr, tsize, tcut)
             if ls[LS_NCUT] + nw + 1 > tcut.shape[0] or ls[LS_NADDR] + m > taddr.shape[0]:
                 return NEED_ARENA
+    top = num_base + bl[nb - 1] if nb else num_base
+    top = max(top, item, ls[LS_NCUT] + nw + 1)
+    for p in range(nb):
+        top = max(top, issued[bl[p]])
+    if shared:
+        t = 0
+        for i in range(replays.shape[0]):
+            t += replays[i]
+        top = max(top, t)
+    if top > limit:
+        return NEED_WIDE    # (a value the rows' integers cannot hold: nothing appended)
+    if not shared:
         c0 = ls[LS_NCUT]
         a0 = ls[LS_NADDR]
         w0 = wcuts[0]
@@ -199,7 +212,7 @@ def _deps_room(rows, head, tail, dlog, dtail, b, nd):
 
 
 @njit
-def log_wait(rows, head, tail, dlog, dtail, issued, masks, bases, present, need, bl):
+def log_wait(rows, head, tail, dlog, dtail, issued, masks, bases, present, need, bl, limit):
     """A wait of the blocks in ``present`` for the memory items ``bases`` (their first
     numbers) pending in ``masks`` (one row per item): appended to each block with one
     of them pending (``need``).  Returns OK or what must grow first."""
@@ -223,6 +236,9 @@ def log_wait(rows, head, tail, dlog, dtail, issued, masks, bases, present, need,
         if not _deps_room(rows, head, tail, dlog, dtail, bl[p], nd):
             return NEED_DEPS
     for p in range(nb):
+        if issued[bl[p]] > limit or dtail[bl[p]] + nd > limit:
+            return NEED_WIDE
+    for p in range(nb):
         b = bl[p]
         d0 = dtail[b]
         q = d0
@@ -243,7 +259,7 @@ def log_wait(rows, head, tail, dlog, dtail, issued, masks, bases, present, need,
 
 
 @njit
-def log_fence(rows, head, tail, issued, present, bl):
+def log_fence(rows, head, tail, issued, present, bl, limit):
     """A fence at syncthreads() of the blocks in ``present``."""
     nb = 0
     for b in range(present.shape[0]):
@@ -252,6 +268,9 @@ def log_fence(rows, head, tail, issued, present, bl):
             nb += 1
     if not _rows_room(rows, head, tail, bl, nb):
         return NEED_ROWS
+    for p in range(nb):
+        if issued[bl[p]] > limit:
+            return NEED_WIDE
     for p in range(nb):
         b = bl[p]
         r = tail[b]
@@ -340,17 +359,22 @@ class WaveLog:
     #: Initial capacities: rows and wait numbers per block, transactions and warp cuts
     #: of the wave (tests make them tiny, to compact and grow all the time).
     ROWS, DEPS, ADDRESSES, CUTS = 64, 256, 1 << 14, 1 << 12
+    #: The rows are int32, the log's largest part at half the memory, until a value to
+    #: be stored passes NARROW (an instruction count, an item number, an arena or table
+    #: place); from then on int64 (tests lower NARROW to widen mid-launch).
+    NARROW = int(np.iinfo(np.int32).max)
 
     def __init__(self, count: int):
         self.count = count
-        self.rows = np.zeros((count, self.ROWS, N_R), np.int64)
+        self.rows = np.zeros((count, self.ROWS, N_R), np.int32)
+        self.limit = self.NARROW
         self.head = np.zeros(count, np.int64)
         self.tail = np.zeros(count, np.int64)
         self.dlog = np.zeros((count, self.DEPS), np.int64)
         self.dtail = np.zeros(count, np.int64)
         self.ls = np.zeros(2, np.int64)
         self.taddr = np.zeros(self.ADDRESSES, np.int64)
-        self.tsize = np.zeros(self.ADDRESSES, np.int64)
+        self.tsize = np.zeros(self.ADDRESSES, np.int32)      # (a transaction's bytes)
         self.tcut = np.zeros(self.CUTS, np.int64)
         self.bl = np.zeros(count, np.int64)         # scratch: an event's blocks, their
         self.lo = np.zeros(count, np.int64)         # warps lo:hi among the access's
@@ -362,9 +386,13 @@ class WaveLog:
         return int(self.tail[b] - self.head[b])
 
     def grow(self, need: int, extra: int = 0) -> None:
-        """Double what ``need`` (NEED_*) says is short (at least ``extra`` more)."""
-        if need == NEED_ROWS:
-            r = np.zeros((self.count, 2 * self.rows.shape[1], N_R), np.int64)
+        """Double what ``need`` (NEED_*) says is short (at least ``extra`` more), or
+        widen the rows to int64 (NEED_WIDE)."""
+        if need == NEED_WIDE:
+            self.rows = self.rows.astype(np.int64)
+            self.limit = int(np.iinfo(np.int64).max)
+        elif need == NEED_ROWS:
+            r = np.zeros((self.count, 2 * self.rows.shape[1], N_R), self.rows.dtype)
             r[:, :self.rows.shape[1]] = self.rows
             self.rows = r
         elif need == NEED_DEPS:
@@ -374,7 +402,7 @@ class WaveLog:
         else:
             for name in ("taddr", "tsize", "tcut"):
                 a = getattr(self, name)
-                b = np.zeros(2 * a.size + extra, np.int64)
+                b = np.zeros(2 * a.size + extra, a.dtype)
                 b[:a.size] = a
                 setattr(self, name, b)
 
@@ -386,7 +414,7 @@ class WaveLog:
             code = log_memory(self.rows, self.head, self.tail, self.ls, self.taddr,
                               self.tsize, self.tcut, issued, acc.warp, wpb, first, flags,
                               addrs, sizes, wcuts, replays, num_base, num_base, mask, self.bl,
-                              self.lo, self.hi)
+                              self.lo, self.hi, self.limit)
             if code == OK:
                 return
             self.grow(code, addrs.size + wcuts.size)
@@ -395,14 +423,15 @@ class WaveLog:
         """Append a wait; returns the blocks that have one of the items pending (mask)."""
         while True:
             code = log_wait(self.rows, self.head, self.tail, self.dlog, self.dtail, issued,
-                            masks, bases, present, self.need, self.bl)
+                            masks, bases, present, self.need, self.bl, self.limit)
             if code == OK:
                 return self.need.copy()
             self.grow(code, masks.shape[0])
 
     def fence(self, issued, present):
         while True:
-            code = log_fence(self.rows, self.head, self.tail, issued, present, self.bl)
+            code = log_fence(self.rows, self.head, self.tail, issued, present, self.bl,
+                             self.limit)
             if code == OK:
                 return
             self.grow(code)

@@ -87,6 +87,38 @@ def test_rank_identical_with_tiny_log_recorded_during_timing(monkeypatch, method
     assert logged
 
 
+@pytest.mark.parametrize("method,packing", [("random-splitter", 64),
+                                            ("random-splitter", 48), ("wylie", 64)])
+@pytest.mark.parametrize("narrow", [40, 200])
+def test_rank_identical_when_the_rows_widen_mid_launch(monkeypatch, method, packing, narrow):
+    """The rows start as int32 and widen to int64 when a value passes WaveLog.NARROW
+    (lowered here so that instruction counts, item numbers and arena places pass it
+    mid-launch): the same reports and ranks; no value is cut."""
+    monkeypatch.setattr(trace_log.WaveLog, "NARROW", narrow)
+    widened = []
+    grow = trace_log.WaveLog.grow
+
+    def counted(self, need, extra=0):
+        widened.append(need == trace_log.NEED_WIDE)
+        grow(self, need, extra)
+
+    monkeypatch.setattr(trace_log.WaveLog, "grow", counted)
+    (a, b), logged = both(monkeypatch, random_list(4000, 5), method, packing)
+    assert_same(a, b)
+    assert any(widened)
+    assert {w.log.rows.dtype for w in logged} <= {np.dtype(np.int32), np.dtype(np.int64)}
+    assert any(w.log.rows.dtype == np.int64 for w in logged)
+
+
+def test_the_rows_are_int32_until_a_value_needs_more():
+    log = trace_log.WaveLog(2)
+    assert log.rows.dtype == np.int32 and log.limit == 2**31 - 1
+    issued = np.array([5, 2**31], np.int64)           # block 1 past int32
+    log.fence(issued, np.ones(2, dtype=bool))
+    assert log.rows.dtype == np.int64
+    assert log.rows[1, 0, trace_log.R_K] == 2**31 and log.rows[0, 0, trace_log.R_K] == 5
+
+
 def test_the_log_drops_what_every_block_has_taken():
     """Rows and transactions that both blocks have taken make room for new ones: the
     arrays keep their small capacities over many instructions, and each block takes
