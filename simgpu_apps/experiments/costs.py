@@ -85,10 +85,11 @@ if _numba_core():
 #   list ranking (docs/paper-gtx260-paper-size-cc).
 LR_GROWTH = ((22, 1.0), (26, 1.85))
 CC_GROWTH = ((17, 1.0), (23, 2.0))
-# Peak host memory of a list-ranking point (the largest, rs48): 1,379 MiB at 2^23 and
-# 8,625 MiB at 64M nodes (ru_maxrss / VmHWM of the process, this VM, 2026-11-27).
-LR_MEM_BASE = 300e6
-LR_MEM_PER_NODE = 137.0
+# Peak host memory of a list-ranking point (the largest, rs48): 1,094 MiB at 2^23 and
+# 6,503 MiB at 64M nodes (ru_maxrss of rank() in its own process, this VM, 2026-11-27,
+# main at 98be7b5: the wave log's rows in int32; 1,379 and 8,625 MiB before).
+LR_MEM_BASE = 290e6
+LR_MEM_PER_NODE = 102.0
 
 
 def growth(size: int, anchors) -> float:
