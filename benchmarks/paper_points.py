@@ -28,6 +28,18 @@ def chosen(points, where) -> list:
     return out
 
 
+def part(text: str) -> slice:
+    """--slice A:B as a slice (A or B may be empty)."""
+    a, colon, b = text.partition(":")
+    try:
+        if not colon:
+            raise ValueError
+        return slice(int(a) if a else None, int(b) if b else None)
+    except ValueError:
+        sys.exit(f"--slice {text!r}: give A:B, two point indices (either may be empty), "
+                 "e.g. 0:16 or 16:")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out")
@@ -55,8 +67,7 @@ def main(argv=None) -> None:
     cache = Cache(f"{args.out}/cache", code_version())
     todo = [p for p in chosen(plan, where) if p.kind == "sim" and not cache.path(p).exists()]
     todo.sort(key=lambda p: -p.cost)                      # costliest first
-    a, _, b = args.slice.partition(":")
-    todo = todo[int(a) if a else None:int(b) if b else None]
+    todo = todo[part(args.slice)]
     print(f"{len(todo)} point(s) to compute into {args.out}/cache (version {cache.version}), "
           f"estimated {sum(p.cost for p in todo) / 60:.0f} CPU minutes", flush=True)
     for p in todo:

@@ -46,3 +46,28 @@ def test_cached_sim_reports_only_the_cached_simulated_points(tmp_path):
     kept = mod.chosen(sims, [("n", {"256"}), ("packing", {"48"}), ("splitters", {"random"})])
     assert len(kept) == 1 and f"`{kept[0].label()}`" not in left
     assert res["points"] == len(plan) - (len(sims) - 1) and res["cache_hits"] == 1
+
+
+def test_slices_split_the_costliest_first_list(tmp_path, capsys):
+    """--slice A:B keeps points A..B-1 of what is left, costliest first: 0:2 and 2:
+    together list every point once; a malformed slice is refused with what to give."""
+    import pytest
+    spec = importlib.util.spec_from_file_location("paper_points",
+                                                  ROOT / "benchmarks" / "paper_points.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = str(tmp_path / "run")
+
+    def listed(*extra):
+        mod.main([out, "--size", "tiny", "--only", "lr", "--list", *extra])
+        lines = capsys.readouterr().out.splitlines()
+        return lines[0], [ln for ln in lines[1:] if ln.startswith("  ")]
+
+    _, every = listed()
+    head, first = listed("--slice", "0:2")
+    _, rest = listed("--slice", "2:")
+    assert head.startswith("2 point(s)") and len(every) > 2
+    assert first + rest == every
+    for bad in ("2", "a:b", "1:2:3"):
+        with pytest.raises(SystemExit, match="--slice"):
+            mod.main([out, "--size", "tiny", "--only", "lr", "--list", "--slice", bad])

@@ -150,7 +150,7 @@ def point_memory(size: int) -> float:
 
 def lr_memory(n: int) -> float:
     """A simulated list-ranking point's peak host memory (the costliest variant's)."""
-    return max(point_memory(n), LR_MEM_BASE + LR_MEM_PER_NODE * n)
+    return LR_MEM_BASE + LR_MEM_PER_NODE * n
 
 
 def estimate(points, parallel: int) -> dict:
