@@ -143,6 +143,31 @@ def test_a_point_that_does_not_fit_is_refused_not_simulated(tmp_path):
     assert wy["footprint_bytes"] > wy["capacity_bytes"] - (1 << 20)
 
 
+def test_wylie_that_does_not_fit_is_refused_before_any_launch(tmp_path, monkeypatch):
+    """The paper's Wylie at 64M nodes on the 896 MB card: its words (16 bytes a node) are
+    allocated before the input check, so the refusal costs no simulated launch (it had
+    simulated the whole check's scan first: 149 s at 64M nodes) and leaves the device
+    as it was."""
+    import gc
+
+    import simgpu
+    from algorithms import list_ranking
+    n = 1 << 20                          # succ 4-8 MiB fits in 16 MiB, the words' 16 MiB do not
+    dev = simgpu.get_device(_small_card(tmp_path, 16 << 20))
+    launches = []
+    real_launch = dev.launch
+    monkeypatch.setattr(dev, "launch", lambda *a, **k: launches.append(a) or real_launch(*a, **k))
+    before = dev.memory.in_use
+    succ = L.input_list(n, 1)
+    with pytest.raises(simgpu.DeviceMemoryError, match="uint64"):
+        list_ranking.rank(succ, method="wylie", device=dev, validate=False)
+    gc.collect()
+    assert launches == [] and dev.memory.in_use == before
+    # the random splitter's 12 bytes a node fit, and its launches do run on that card
+    r = list_ranking.rank(succ, method="random-splitter", device=dev, validate=False)
+    assert launches and L.ranks_are_right(succ, r.ranks)
+
+
 def test_memory_counts_read_every_integer_key():
     class Rep:
         def __init__(self, extra):

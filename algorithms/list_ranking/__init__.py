@@ -97,7 +97,7 @@ from . import cpu, device_input, random_splitter
 from .random_splitter import (MAX_THREADS_48, WALKS, check_48_threads, check_walk,
                               checks_in_walk, run_random_splitter)
 from .sequential import rank_sequential, validate_succ
-from .wylie import run_wylie, run_wylie_single_block
+from .wylie import run_wylie, run_wylie_single_block, wylie_words
 
 __all__ = ["rank", "RankResult", "METHODS", "DEVICE_METHODS", "HOST_METHODS"]
 
@@ -283,6 +283,8 @@ def _rank_on_device(ctx, succ, method, threads, packing, splitters, seed, valida
         raise ValueError(f"n = {n:,} nodes: node ids are int32 on the device (n <= {MAX_N:,})")
     if n == 0:
         return RankResult(dev.export(dev.zeros(0, np.int64), succ), [], {}, [])
+    # Wylie's words first: a list that does not fit is refused before any launch
+    words = wylie_words(dev, n) if method == "wylie" else None
     need_heads = method == "random-splitter"
     p = None
     early = None
@@ -319,7 +321,7 @@ def _rank_on_device(ctx, succ, method, threads, packing, splitters, seed, valida
         # (nor succ that the validation reads after the walk)
     try:
         if method == "wylie":
-            ranks, rounds = run_wylie(ctx, succ_d, n)
+            ranks, rounds = run_wylie(ctx, succ_d, n, words)
             stats = {"rounds": rounds}
         elif method == "wylie-single-block":
             ranks, rounds = run_wylie_single_block(ctx, succ_d, n)

@@ -142,11 +142,19 @@ def not_a_forest(method: str) -> RuntimeError:
                         "find the offending nodes")
 
 
-def run_wylie(ctx, succ_d, n: int):
-    """Multi-kernel Wylie; returns (ranks: int64 device array, rounds)."""
+def wylie_words(dev, n: int):
+    """The two arrays of packed (rank, successor) words that the rounds swap.  rank()
+    allocates them before it checks succ on the device, so that a list too large for
+    the device is refused before any launch: at 64M nodes on the 896 MB GTX 260 they
+    are what does not fit, and the check's scan would otherwise be simulated first."""
+    return dev.zeros(n, np.uint64), dev.zeros(n, np.uint64)
+
+
+def run_wylie(ctx, succ_d, n: int, words=None):
+    """Multi-kernel Wylie; returns (ranks: int64 device array, rounds).  words: what
+    wylie_words() returned, where the caller allocated them already."""
     dev = ctx.device
-    a = dev.zeros(n, np.uint64)
-    b = dev.zeros(n, np.uint64)
+    a, b = words if words is not None else wylie_words(dev, n)
     limit = max_rounds(n)
     flags = dev.zeros(limit + 1, np.int32)
     threads = ctx.node_threads(n)
