@@ -72,6 +72,11 @@ def test_estimate_arithmetic():
         costs.FIXED + costs.SIM_PER_NODE["rs64"] * 1000)
     assert costs.lr_cost("wylie", 1024, False) == pytest.approx(
         costs.FIXED + costs.SIM_WYLIE_PER_NODE_ROUND * 1024 * 10)
+    # a random splitter with few threads: each walks n/p nodes (Sec. 3.2's sweep of p)
+    assert costs.lr_cost("rs64", 1000, False, threads=10) == pytest.approx(
+        costs.FIXED + costs.SIM_PER_NODE["rs64"] * 1000 + costs.SIM_PER_THREAD_NODE * 100)
+    p_sweep = [costs.lr_cost("rs64", 16_000_000, False, threads=p) for p in (108, 216, 432, 13824)]
+    assert p_sweep == sorted(p_sweep, reverse=True)
     assert costs.point_memory(10) == costs.MEM_BASE + 10 * costs.MEM_PER_NODE
 
 
@@ -363,3 +368,17 @@ def test_ctrl_c_writes_a_partial_report_and_the_rerun_completes_it(tmp_path):
     assert done.returncode == 0 and "resuming the interrupted run" in done.stdout, done.stderr
     assert "**interrupted**" not in (out / "report.md").read_text()
     assert not (out / "INTERRUPTED").exists()
+
+
+def test_a_beside_verdict_is_named_once(tmp_path):
+    """--beside REPORT: each claim's section names the earlier verdict once ("verdict in
+    REPORT: held"; it had read "verdict in verdict in REPORT")."""
+    from simgpu_apps.experiments.paper_document import Claim, Section, write_paper_report
+    claim = Claim("fig2-gpu-vs-cpu", "Fig. 2", "about 20x", "10 <= S <= 40", "held", "S = 12")
+    meta = dict(device="sim:gtx260", device_desc="d", date="2026-11-27", script="s", size_name="paper",
+                host_desc="h", time_notes=[],
+                beside={"label": "verdict in docs/paper/report.md", "verdicts": {claim.id: "partly held"}})
+    run_info = dict(points=1, cached=1, computed=0, failed=0, elapsed="1s", figures_note="", pngs=())
+    text = write_paper_report([Section("fig2", "Fig. 2", claims=[claim])], tmp_path, meta, run_info).read_text()
+    assert "- verdict in docs/paper/report.md: partly held" in text
+    assert "verdict in verdict in" not in text

@@ -100,9 +100,20 @@ def growth(size: int, anchors) -> float:
     return g0 + (g1 - g0) * min(x - x0, x1 - x0) / (x1 - x0)
 
 
-def lr_cost(variant: str, n: int, real: bool, repeats: int = 1, first: bool = True) -> float:
+# A random splitter with few threads (Sec. 3.2's sweep of p) costs more to simulate: each
+# thread walks n/p nodes, and the few warps give the compiled replay little to batch.
+# FITTED, seconds per node of one thread's walk, here (2-core Xeon VM, 2026-11-27, code
+# 2a0b13e): rs64 at 16M nodes took 720 s with p = 108 and 560 s with p = 216 (two points
+# at once on the two cores), against about 172 s at the default p; on the lent x1's CPUs
+# the same sweep gave 190 s at p = 432 and 79-108 s at p >= 1728 (16 processes at once).
+SIM_PER_THREAD_NODE = 4.5e-3
+
+
+def lr_cost(variant: str, n: int, real: bool, repeats: int = 1, first: bool = True,
+            threads=None) -> float:
     """first: this point builds the input list of its n (the other points of the same n
-    reuse it: list_ranking.input_list); every plan has a default-threads rs64 per n."""
+    reuse it: list_ranking.input_list); every plan has a default-threads rs64 per n.
+    threads: the random splitter's p where the point sets it (None: the default)."""
     if real:
         host = HOST_PER_NODE * n if first else CHECK_PER_NODE * n
         return FIXED + host + GPU_PER_NODE[variant] * n * (repeats + 1)
@@ -110,7 +121,8 @@ def lr_cost(variant: str, n: int, real: bool, repeats: int = 1, first: bool = Tr
         per = SIM_WYLIE_PER_NODE_ROUND * max(math.log2(max(n, 2)), 1)
     else:
         per = SIM_PER_NODE[variant]
-    return FIXED + per * growth(n, LR_GROWTH) * n
+    walk = SIM_PER_THREAD_NODE * n / threads if threads else 0.0
+    return FIXED + per * growth(n, LR_GROWTH) * n + walk
 
 
 # device bytes per node (the arrays of algorithms/list_ranking): succ 4n plus the packed

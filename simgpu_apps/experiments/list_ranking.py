@@ -184,7 +184,7 @@ def sim_point(ctx, variant: str, n: int, threads=None) -> Point:
     if ctx.real_gpu:
         params["repeats"] = ctx.sizes["gpu_repeats"]
     cost = costs.lr_cost(variant, n, ctx.real_gpu, ctx.sizes["gpu_repeats"],
-                         first=variant == "rs64" and threads is None)
+                         first=variant == "rs64" and threads is None, threads=threads)
     if not costs.lr_fits(variant, n, ctx.info.get("capacity")):
         cost = costs.FIXED                     # the device refuses it at once
     return Point.make("lr_sim", ctx.device, cost=cost, memory=costs.lr_memory(n), **params)

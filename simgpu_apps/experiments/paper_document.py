@@ -269,7 +269,7 @@ def write_paper_report(sections, out: Path, meta: dict, run_info: dict) -> Path:
             if c.unstable:
                 lines += [f"- **unstable**: {c.unstable}", ""]
             if c.id in other:
-                lines += [f"- verdict in {beside['label']}: {other[c.id]}", ""]
+                lines += [f"- {beside['label']}: {other[c.id]}", ""]
             lines += [verdict_line(c), ""]
         for t in sec.tables:
             lines.append(table_markdown(t, meta, heading="###"))
