@@ -1,5 +1,6 @@
 """Fig. 3 right's section of the paper report, from points computed apart (the JSON lines
-of benchmarks/fig3_right_points.py): the same analysis ``simgpu paper --size paper``
+in docs/results/fig3-right-points/, written by benchmarks/fig3_right_points.py before
+0de7d84): the same analysis ``simgpu paper --size paper``
 applies to its cache (experiments.fig3_right: the crossing, each curve's knee, the
 memory model's counters per point), printed as Markdown.
 
