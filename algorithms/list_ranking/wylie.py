@@ -150,11 +150,11 @@ def wylie_words(dev, n: int):
     return dev.zeros(n, np.uint64), dev.zeros(n, np.uint64)
 
 
-def run_wylie(ctx, succ_d, n: int, words=None):
+def run_wylie(ctx, succ_d, n: int, words):
     """Multi-kernel Wylie; returns (ranks: int64 device array, rounds).  words: what
-    wylie_words() returned, where the caller allocated them already."""
+    wylie_words() returned (rank() allocates them before its input check)."""
     dev = ctx.device
-    a, b = words if words is not None else wylie_words(dev, n)
+    a, b = words
     limit = max_rounds(n)
     flags = dev.zeros(limit + 1, np.int32)
     threads = ctx.node_threads(n)

@@ -1,8 +1,9 @@
 """Per-point cost models: the estimate ``simgpu paper`` prints before it starts.
 
 Each point's host seconds are ``a + b * g(size) * size`` (Wylie: ``b * g(n) * n * log2
-n``), with ``g`` the growth of the per-node cost with size (``growth``, measured at the
-paper's sizes) and ``b`` per node (or per edge) of the point's kind, measured on this project's
+n``; a random splitter with p threads set: ``+ c * n / p``, its threads' walks), with
+``g`` the growth of the per-node cost with size (``growth``, measured at the paper's
+sizes) and ``b`` per node (or per edge) of the point's kind, measured on this project's
 development machine (a shared 2-core Xeon VM at 2.5 GHz, process CPU time of one
 point at two sizes, sim:gtx260, timed-block engine; 2026-11-26, main at 6bbe709,
 the larger size's figure; rerun with

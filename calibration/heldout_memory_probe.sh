@@ -1,7 +1,10 @@
 #!/bin/bash
-# Run on the GPU machine from the repository root, with $OUT set (the folder the
-# results go to) and simpy's wheel in .whl/. Extra ncu metrics for the H100 held-out kernels (issue 18): DRAM bytes read/written,
-# L2 sectors and hit rate, achieved occupancy, DRAM and SM throughput.
+# Issue 18: extra ncu metrics for the H100 held-out kernels (DRAM bytes read and written,
+# L2 sectors, hit rate and read-miss sectors, achieved occupancy, DRAM and SM throughput),
+# every case but the 1 MiB, 32 MiB, 8 GiB and 40 GiB chases. Run on the GPU machine from
+# the repository root, with $OUT set (where all_ncu.csv and logs.txt go) and simpy's wheel
+# in .whl/. Its run of 2026-11-27: validation/h100_heldout/ncu-memory-h100-2026-11-27.csv,
+# docs/results/heldout-dram-bytes-2026-11-27.md.
 set -x
 mkdir -p /tmp/site && python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/simpy*.whl
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 SIMGPU_CUDA_TIMING=events
