@@ -94,15 +94,16 @@ def describe_gpu(out: pathlib.Path, lacking: list = ()) -> None:
                                  text=True).stdout.strip()}))
 
 
-def under_ncu(out: pathlib.Path, metrics: list, child: list) -> None:
-    """Run ``python child...`` under ncu (each kernel after a cache flush), its CSV to
-    OUT/ncu.csv; OUT/gpu.json says the date, the GPU and the metrics it lacked."""
+def under_ncu(out: pathlib.Path, metrics: list, child: list, ncu_args: tuple = ()) -> None:
+    """Run ``python child...`` under ncu (each kernel after a cache flush, unless
+    ``ncu_args`` say otherwise), its CSV to OUT/ncu.csv; OUT/gpu.json says the date, the
+    GPU and the metrics it lacked."""
     ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
     metrics, lacking = available(ncu, metrics)
     if lacking:
         print("ncu lacks, left out:", ", ".join(lacking), flush=True)
     describe_gpu(out, lacking)
-    cmd = [ncu, "--clock-control", "none", "--csv", "--print-units", "base",
+    cmd = [ncu, "--clock-control", "none", *ncu_args, "--csv", "--print-units", "base",
            "--metrics", ",".join(metrics), "--log-file", str(out / "ncu.csv"),
            sys.executable, *child]
     from simgpu_apps.gpu_tools.ncu_csv import ncu_env      # plain events under ncu

@@ -6,8 +6,9 @@
 ``run`` simulates one case of validation.heldout (sizes "full") as
 validation.h100_compare does (fresh sim:h100, timed-block engine, ``cache_control =
 "all"``) and writes its launches: simulated ms, counts, and the report's memory figures
-(``LaunchReport.extra``). ``--dram`` overrides ``[dram]`` keys of h100.toml for the run
-(a mechanism switched on, never a figure fitted here).
+(``LaunchReport.extra``). ``--dram`` and ``--cache`` override ``[dram]`` and ``[cache]``
+keys of h100.toml for the run (a mechanism switched on or off, never a figure fitted
+here; e.g. ``--cache l2_write_masks=false``).
 
 ``table`` reads every OUT.json of a folder, holds each case's own kernel against the
 committed GPU measurement (validation/h100_heldout/gpu-h100-2026-11-25.json) and prints
@@ -41,18 +42,23 @@ from .h100_compare import COUNT_KEYS, DEFAULT_GPU, TOLERANCE
 BUSY_ENOUGH = 0.5
 
 
-def sim_device(dram: dict):
+def sim_device(dram: dict, cache: dict | None = None):
     import simgpu
     dev = simgpu.get_device("sim:h100")
     dev.default_engine = "timed-block"
     dev.cache_control = "all"
+    c = dev.config
     if dram:
-        c = dev.config
-        dev.config = dataclasses.replace(c, dram=dataclasses.replace(c.dram, **dram))
+        c = dataclasses.replace(c, dram=dataclasses.replace(c.dram, **dram))
+    if cache:
+        c = dataclasses.replace(c, cache=dataclasses.replace(c.cache, **cache))
+    dev.config = c
     return dev
 
 
 def _value(text: str):
+    if text in ("true", "false"):
+        return text == "true"
     for cast in (int, float):
         try:
             return cast(text)
@@ -61,11 +67,11 @@ def _value(text: str):
     return text
 
 
-def run_case(name: str, dram: dict) -> dict:
+def run_case(name: str, dram: dict, cache: dict | None = None) -> dict:
     cases = {c.name: c for c in heldout.cases("full")}
     if name not in cases:
         raise SystemExit(f"no held-out case named {name!r}; the cases: {sorted(cases)}")
-    dev = sim_device(dram)
+    dev = sim_device(dram, cache)
     try:
         outputs, reports = cases[name].run(dev)
     except MemoryError as exc:
@@ -81,7 +87,8 @@ def run_case(name: str, dram: dict) -> dict:
                          "sim_ms": r.cycles / (cfg.gpu.core_clock_mhz * 1e3),
                          "counts": counts, "extra": extra})
     c = cfg.cache
-    return {"case": name, "dram_overrides": dram, "launches": launches,
+    return {"case": name, "dram_overrides": dram, "cache_overrides": cache or {},
+            "launches": launches,
             "budgets_gbps": {"read_queue_depth": cfg.dram.read_queue_depth,"l2": c.l2_combined_bandwidth_gbps,
                              "fill": c.l2_fill_bandwidth_gbps,
                              "fabric": 2 * c.l2_fabric_bandwidth_gbps if c.l2_fabric_bandwidth_gbps
@@ -171,19 +178,24 @@ def main(argv=None):
     r.add_argument("case")
     r.add_argument("out")
     r.add_argument("--dram", action="append", default=[], metavar="KEY=VALUE")
+    r.add_argument("--cache", action="append", default=[], metavar="KEY=VALUE")
     t = sub.add_parser("table")
     t.add_argument("folder")
     t.add_argument("--gpu", default=str(DEFAULT_GPU))
     t.add_argument("--markdown")
     args = p.parse_args(argv)
     if args.cmd == "run":
-        dram = {}
-        for item in args.dram:
-            key, sep, value = item.partition("=")
-            if not sep:
-                raise SystemExit(f"--dram {item!r}: write KEY=VALUE, e.g. --dram trefi_pb=638")
-            dram[key] = _value(value)
-        pathlib.Path(args.out).write_text(json.dumps(run_case(args.case, dram), indent=1))
+        given = {}
+        for section in ("dram", "cache"):
+            given[section] = {}
+            for item in getattr(args, section):
+                key, sep, value = item.partition("=")
+                if not sep:
+                    raise SystemExit(f"--{section} {item!r}: write KEY=VALUE, e.g. --dram "
+                                     "trefi_pb=638 or --cache l2_write_masks=false")
+                given[section][key] = _value(value)
+        out = run_case(args.case, given["dram"], given["cache"])
+        pathlib.Path(args.out).write_text(json.dumps(out, indent=1))
         return
     rs = rows(pathlib.Path(args.folder), pathlib.Path(args.gpu))
     text = table(rs) + "\n\n" + summary(rs) + "\n"

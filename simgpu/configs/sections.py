@@ -228,6 +228,13 @@ class CacheModel:
                                                 "budgets (default: fills take the combined "
                                                 "budget)")
 
+    l2_write_masks: bool = _opt(
+        "whether the L2 keeps which bytes of a sector were written: a sector a store "
+        "allocated and wrote only in part holds no data for its other bytes, so a load of it "
+        "misses (reads it from DRAM and merges), and its write-back reads it from DRAM first "
+        "(a read-modify-write) (false: a store's sector is whole, as if it wrote all of it)",
+        None, False)
+
     l2_halves: int | None = _opt("1 or 2: an L2 split in two halves that each cache "
                                  "what their own SMs read (Ampere, Hopper)", _POSITIVE, 1)
     l2_far_latency_cycles: int | None = _opt("with two halves: cycles more for data from the "
@@ -245,7 +252,8 @@ class CacheModel:
     _OPTIONAL_WHEN_PRESENT = ("l2_request_cycles", "l2_bandwidth_gbps", "l2_store_bandwidth_gbps",
                               "l2_combined_bandwidth_gbps", "l1_sets", "l2_dirty_bytes",
                               "l2_fill_bytes", "l2_halves", "l2_far_latency_cycles",
-                              "l2_fabric_bandwidth_gbps", "l2_fill_bandwidth_gbps")
+                              "l2_fabric_bandwidth_gbps", "l2_fill_bandwidth_gbps",
+                              "l2_write_masks")
 
     def _check(self, err) -> None:
         others = [f.name for f in dataclasses.fields(self) if f.name != "present"]

@@ -10,7 +10,12 @@ GPU's miss-status registers make it do, instead of being served early.
   write-back with write-allocate; a store marks its sector dirty without
   fetching it (NVIDIA's L2 keeps byte masks), and a dirty sector evicted
   later is written back to DRAM (:attr:`SectorCache.evicted` lists them
-  until the memory system has queued them at their partitions).
+  until the memory system has queued them at their partitions).  Each entry
+  also keeps the mask of its bytes that hold data: all of them for a sector
+  read from DRAM, the written ones for a sector a store allocated.  A sector
+  written back while only partly written is listed in
+  :attr:`SectorCache.merge_reads` too: the DRAM must read it before it writes
+  it (``[cache] l2_write_masks``; calibration/partial_stores.py).
 * :class:`L2` (the device's): one SectorCache, or two halves on the GPUs
   whose L2 is split (Ampere, Hopper): each half caches what the SMs beside it
   read, so a sector that SMs of both halves read is held twice.
@@ -35,11 +40,13 @@ class SectorCache:
     def __init__(self, size_bytes: int, sector_bytes: int, dirty_bytes: int | None = None):
         self.sector = sector_bytes
         self.sets = max(1, size_bytes // (sector_bytes * self.WAYS))
-        self.lines: dict = {}                  # set -> {tag: [ready, dirty]}, LRU first
+        self.lines: dict = {}                  # set -> {tag: [ready, dirty, mask]}, LRU first
+        self.full = (1 << sector_bytes) - 1    # the mask of a sector whose bytes all hold data
         self.hits = 0
         self.misses = 0
         self.writebacks = 0                    # dirty sectors written back, over the cache's life
         self.evicted: list = []                # their addresses, until queued at DRAM
+        self.merge_reads: list = []            # those of them written only in part
         # At most this many dirty sectors: beyond it the oldest dirty one is written
         # back (and stays, clean). A GPU's L2 keeps far less dirty data than it holds.
         self.dirty_limit = dirty_bytes // sector_bytes if dirty_bytes else None
@@ -47,7 +54,7 @@ class SectorCache:
         self._dirty_order: deque = deque()     # tags in the order they became dirty
 
     def find(self, address: int):
-        """The entry ``[ready, dirty]`` of the sector holding ``address`` (a hit, made most
+        """The entry ``[ready, dirty, mask]`` of the sector holding ``address`` (a hit, made most
         recently used), or None (a miss).  Counts the hit or miss."""
         tag = address // self.sector
         ways = self.lines.get(tag % self.sets)
@@ -60,20 +67,32 @@ class SectorCache:
         self.misses += 1
         return None
 
-    def fill(self, address: int, ready: float, dirty: bool = False) -> list:
-        """Allocate the (missing) sector of ``address``; evict the set's LRU sector,
-        remembering it for a write-back if it is dirty.  Returns the new entry."""
+    def fill(self, address: int, ready: float, dirty: bool = False, mask: int | None = None) -> list:
+        """Allocate the (missing) sector of ``address`` with the bytes of ``mask`` holding
+        data (None: all of them); evict the set's LRU sector, remembering it for a
+        write-back if it is dirty.  Returns the new entry.  A sector that is there already
+        (written only in part, and now read from DRAM) is merged instead: it keeps its
+        place and its dirty bit, and all its bytes hold data from ``ready`` on."""
         tag = address // self.sector
         ways = self.lines.get(tag % self.sets)
         if ways is None:
             ways = self.lines[tag % self.sets] = {}
-        elif len(ways) >= self.WAYS:
-            victim = next(iter(ways))
-            if ways.pop(victim)[1]:
-                self.writebacks += 1
-                self.dirty_count -= 1
-                self.evicted.append(victim * self.sector)
-        entry = ways[tag] = [ready, False]
+        else:
+            entry = ways.pop(tag, None)
+            if entry is not None:
+                ways[tag] = entry
+                entry[0], entry[2] = ready, self.full
+                return entry
+            if len(ways) >= self.WAYS:
+                victim = next(iter(ways))
+                old = ways.pop(victim)
+                if old[1]:
+                    self.writebacks += 1
+                    self.dirty_count -= 1
+                    self.evicted.append(victim * self.sector)
+                    if old[2] != self.full:
+                        self.merge_reads.append(victim * self.sector)
+        entry = ways[tag] = [ready, False, self.full if mask is None else mask]
         if dirty:
             self.make_dirty(address, entry)
         return entry
@@ -101,6 +120,9 @@ class SectorCache:
                 self.dirty_count -= 1
                 self.writebacks += 1
                 self.evicted.append(tag * self.sector)
+                if old[2] != self.full:        # merged with DRAM's bytes on the way out
+                    self.merge_reads.append(tag * self.sector)
+                    old[2] = self.full
 
     def lookup(self, address: int, write: bool = False) -> bool:
         """True on a hit; on a miss the sector is filled (evicting the LRU one).
@@ -131,8 +153,9 @@ class L2:
     def __init__(self, halves: list):
         self.halves = halves
         self.evicted: list = []                # dirty sectors of either half, until queued
+        self.merge_reads: list = []            # of them, those written only in part
         for h in halves:
-            h.evicted = self.evicted
+            h.evicted, h.merge_reads = self.evicted, self.merge_reads
         # Ready times are kept on one clock over the L2's life: a launch's cycle t is
         # clock + t, and each launch moves the clock past its end, so data left by an
         # earlier launch is never "still on its way".

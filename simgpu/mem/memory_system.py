@@ -61,6 +61,9 @@ class MemorySystem:
         self.slices = (L2Slices(config, self.l2, self.amap, self.dram, self.net, self.l1)
                        if self.l2 is not None else None)
         self.atomics = AtomicUnit(config, self.amap, self.dram, self.net, self.slices)
+        # an L2 that keeps write masks wants each store's bytes per sector (the engine's
+        # simgpu.sim.sm.store_masks): its sector size, else 0
+        self.write_masks = c.sector_bytes if self.slices is not None and c.l2_write_masks else 0
         # Address translation, with the device's TLBs (``tlbs``: their contents outlive
         # the launch). Without them (unit tests of the other units) addresses go
         # untranslated.

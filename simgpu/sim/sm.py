@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["SM", "atomic_lanes"]
+__all__ = ["SM", "atomic_lanes", "store_masks"]
 
 
 class SM:
@@ -63,20 +63,42 @@ class SM:
         return end, max(end, now + k / warps * self.alu_latency)
 
 
+def _warp_cuts(w) -> list:
+    """Where each warp's lanes start in an access's lane arrays (and the end)."""
+    if w[0] == w[-1]:
+        return [0, w.size]
+    return [0, *(np.flatnonzero(w[1:] != w[:-1]) + 1).tolist(), w.size]
+
+
 def atomic_lanes(event, warps: int) -> list:
     """{word address: lanes on it} of each warp of an atomic access, in warp order (as
     the coalescer gives the warps' transactions)."""
     w, address = event.warp, event.address
     if w.size == 0:
         return [{}] * warps
-    if w[0] == w[-1]:
-        cuts = [0, w.size]
-    else:
-        cuts = [0, *(np.flatnonzero(w[1:] != w[:-1]) + 1).tolist(), w.size]
+    cuts = _warp_cuts(w)
     out = []
     for lo, hi in zip(cuts, cuts[1:]):
         counts: dict = {}
         for a in address[lo:hi].tolist():
             counts[a] = counts.get(a, 0) + 1
         out.append(counts)
+    return out
+
+
+def store_masks(event, warps: int, sector: int) -> list:
+    """{sector address: mask of the bytes written} of each warp of a store, in warp order
+    (for an L2 that keeps write masks, ``[cache] l2_write_masks``)."""
+    w, address = event.warp, event.address
+    if w.size == 0:
+        return [{}] * warps
+    word = (1 << event.word_size) - 1
+    cuts = _warp_cuts(w)
+    out = []
+    for lo, hi in zip(cuts, cuts[1:]):
+        masks: dict = {}
+        for a in address[lo:hi].tolist():
+            s = a - a % sector
+            masks[s] = masks.get(s, 0) | (word << (a - s))
+        out.append(masks)
     return out

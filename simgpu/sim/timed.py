@@ -48,7 +48,7 @@ from .occupancy import blocks_per_sm
 from .scoreboard import Fence, Stall
 from .shared_banks import SharedBanks
 from .timed_waits import WaitQueue, stale
-from .sm import SM, atomic_lanes
+from .sm import SM, atomic_lanes, store_masks
 
 
 #: Let a warp that would be the next event anyway go on without the event queue
@@ -182,8 +182,15 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
             if per_warp is None:
                 per_warp = traffic.add_timed(event)
             # atomics: each warp's lanes per word, for the atomic unit (which serializes
-            # the lanes on one address that the coalescer merged into one transaction)
-            lanes = atomic_lanes(event, len(per_warp)) if kind == "atomic" else None
+            # the lanes on one address that the coalescer merged into one transaction);
+            # stores, where the L2 keeps write masks: each warp's bytes per sector
+            lanes = None
+            if kind == "atomic":
+                lanes = atomic_lanes(event, len(per_warp))
+            elif kind == "store" and memory.write_masks:   # (traced: recorded with it)
+                lanes = event.__dict__.get("masks")
+                if lanes is None:
+                    lanes = store_masks(event, len(per_warp), memory.write_masks)
             i = first = 0
         else:
             per_warp, lanes, i, first, back = resume

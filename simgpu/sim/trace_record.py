@@ -38,8 +38,19 @@ from .engines import shared_bindings
 from .interpreter import Executor
 from .lanes import LaneGroup
 from .scoreboard import FENCE
+from .sm import store_masks
 
 MEMORY, WAIT, FENCE_ITEM = 0, 1, 2
+
+
+class MaskedStores:
+    """A store's transactions and, per warp, its bytes per sector (for an L2 that keeps
+    write masks, ``[cache] l2_write_masks``): what the replay hands the timed engine."""
+
+    __slots__ = ("tx", "masks")
+
+    def __init__(self, tx, masks: list):
+        self.tx, self.masks = tx, masks
 
 
 def union(a, b):
@@ -173,6 +184,8 @@ class Wave:
     it, so the trace held is what the fastest block has recorded ahead of the slowest,
     not the wave's whole run)."""
 
+    write_masks = 0     # the sector size where the L2 keeps write masks (TraceSource sets it)
+
     def __init__(self, fn, geom, scalars, arrays, schedule, counters, traffic, banks,
                  ownership, first: int, count: int):
         self.first, self.count = first, count
@@ -244,7 +257,10 @@ class Wave:
         if acc.space == "shared":
             self.traffic.add(acc)
             return self._memory(acc, self.banks.replays_per_warp(acc))   # (bank conflicts)
-        return self._memory(acc, self.traffic.add_traced(acc))
+        tx = self.traffic.add_traced(acc)
+        if self.write_masks and acc.kind == "store":
+            tx = MaskedStores(tx, store_masks(acc, 0, self.write_masks))
+        return self._memory(acc, tx)
 
     def _cuts(self, w):
         """(the first lane of each warp of an access, each warp's block in the wave, the

@@ -45,7 +45,7 @@ from .shared_banks import SharedBanks
 from .timed import run_timed
 from .trace_compiled import covers, run_compiled
 from .trace_log import LoggedWave
-from .trace_record import MEMORY, WAIT, Wave, kernel_traits
+from .trace_record import MEMORY, WAIT, MaskedStores, Wave, kernel_traits
 
 #: Lanes per recorded wave: enough for numpy to amortize its per-call cost, few enough
 #: that a wave's live lane arrays stay small.
@@ -215,6 +215,9 @@ class TraceSource:
         # items numbered from numbering[0] across the launch
         self.logged = logged
         self.numbering = [0]
+        # stores' bytes per sector, recorded where the L2 keeps write masks
+        c = config.cache
+        self.write_masks = c.sector_bytes if c.present and c.l2_write_masks else 0
 
     def _start_next(self):
         first = self.started * self.per_wave
@@ -222,6 +225,7 @@ class TraceSource:
         wave = self.waves[self.started] = (
             LoggedWave(*self.args, first, count, numbering=self.numbering) if self.logged
             else Wave(*self.args, first, count))
+        wave.write_masks = self.write_masks
         self.started += 1
         self.peak_waves = max(self.peak_waves, len(self.waves))
         return wave
@@ -297,6 +301,9 @@ class TraceSource:
             if tag == MEMORY:
                 acc = TracedAccess(it[1], it[2], it[3])
                 tx = it[4]
+                if tx.__class__ is MaskedStores:
+                    acc.masks = tx.masks[lo:hi]
+                    tx = tx.tx
                 if it[2] == "shared":
                     acc.replays = sum(tx[lo:hi])
                 elif tx.__class__ is FlatWarps:
