@@ -280,3 +280,29 @@ def test_l2_slice_map_turns_times_into_slices(tmp_path):
     for bins, slices in ((64, 1), (256, 2), (1024, 8)):
         line = next(x for x in text.splitlines() if x.startswith(f"| 0 | {bins} |"))
         assert f"| {slices}.00 | True |" in line
+
+
+def test_partial_stores_report_keeps_each_experiments_last_launch(tmp_path):
+    """The flushes are left out, a "then read" experiment is its read (its second
+    launch), and each model's figures sit beside the GPU's of the same experiment."""
+    from calibration import partial_stores as PS
+    launches, manifest = [], []
+    for k, (mib, name, kernels) in enumerate(PS.experiments()):
+        launches.append(("flush_l2", {"gpu__time_duration.sum": "1", "dram__bytes_read.sum": "1",
+                                      "dram__bytes_write.sum": "1"}))
+        for j, (kernel, _, _) in enumerate(kernels):
+            launches.append((kernel, {"gpu__time_duration.sum": str(1000 * (k + 1) + 500 * j),
+                                      "dram__bytes_read.sum": str(1e6 * (k + 1 + j / 2)),
+                                      "dram__bytes_write.sum": "0"}))
+            manifest.append([mib, name, kernel])
+    (tmp_path / "ncu.csv").write_text(ncu_rows(launches))
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    (tmp_path / "gpu.json").write_text(json.dumps({"date": "d", "device": "GPU", "lacking": []}))
+    rows = [{"mib": 64, "experiment": "sector 4 B, then read", "us": 9.5, "dram_read_mb": 8.25,
+             "dram_write_mb": 0.5}]
+    (tmp_path / "sim.json").write_text(json.dumps({"device": "sim:x", "date": "d", "rows": rows}))
+    text = PS.report(tmp_path)
+    k = [(m, n) for m, n, _ in PS.experiments()].index((64, "sector 4 B, then read"))
+    assert f"| 64 | sector 4 B, then read | {k + 1}.50 | 9.50 | {k + 1}.50 | 8.25 | 0.00 | 0.50 |" in text
+    assert "| 8 | full | 1.00 |  | 1.00 |  | 0.00 |  |" in text      # no model row: empty cells
+    assert "flush" not in text.split("\n", 2)[2]
