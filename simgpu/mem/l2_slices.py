@@ -224,13 +224,13 @@ class L2Slices:
                 if entry is None:                    # a store's new sector, at its home
                     entry = (home if far else mine).fill(
                         a, clock + ready, True, written.get(a, full_mask) if written else None)
-                elif written:                        # (a store: its bytes hold data now)
-                    entry[2] |= written.get(a, full_mask)
                 elif entry[0] >= DEFERRED:           # on its way, its time not decided yet
                     ready = self.defer.l2_hit(req, entry, extra, ready, line, k)
                 elif entry[0] - clock + extra > ready:
                     ready = entry[0] - clock + extra           # the sector is still on its way
                 if not load:
+                    if written:                      # its bytes hold data now
+                        entry[2] |= written.get(a, full_mask)
                     if not entry[1]:
                         (home if far else mine).make_dirty(a, entry)
                     if split and not far:            # the other half's copy is stale now

@@ -1,0 +1,71 @@
+"""The model's side of a fit of the DRAM write queue (``[dram] write_queue_depth``,
+``write_drain_high``, ``write_drain_low``) on the store cases of
+calibration/partial_stores.py that go past the L2 (64 MiB), against the card's times
+on docs/calibration/partial-stores-h100.md.  One job per process:
+
+    python -m calibration.write_queue_sweep DEPTH EXPERIMENT     # one line of Markdown
+
+DEPTH is the queue's depth per pseudo-channel; it drains from 7/8 of it down to 1/2 of it
+(GPGPU-Sim's 64:56:32).  EXPERIMENT is a store pattern of partial_stores (its "then read"
+experiments are left out: they depend on the L2's replacement, not on the queue).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import pathlib
+import time
+
+import numpy as np
+
+from calibration.partial_stores import BLOCK, BLOCKS_PER_SM, PATTERNS, sim_store_pattern
+
+MIB = 64
+GPU_RUN = pathlib.Path(__file__).resolve().parents[1] / "docs/calibration/partial-stores-h100"
+
+
+def queue(depth: int) -> dict:
+    return {"write_queue_depth": depth, "write_drain_high": depth * 7 // 8,
+            "write_drain_low": depth // 2}
+
+
+def gpu_us(experiment: str) -> float:
+    """The card's time of a 64 MiB experiment, from the committed run's ncu CSV."""
+    from simgpu_apps.gpu_tools import ncu_csv
+    runs = [r for r in ncu_csv.parse_csv((GPU_RUN / "ncu.csv").read_text()) if r[0] != "flush_l2"]
+    manifest = json.loads((GPU_RUN / "manifest.json").read_text())
+    times = {(m, n): float(v["gpu__time_duration.sum"]) / 1e3 for (m, n, _), (_, v) in zip(manifest, runs)}
+    return times[(MIB, experiment)]
+
+
+def run(depth: int, experiment: str) -> str:
+    import simgpu
+    dev = simgpu.get_device("sim:h100")
+    dev.default_engine = "timed-block"
+    c = dev.config
+    dev.config = c = dataclasses.replace(c, dram=dataclasses.replace(c.dram, **queue(depth)))
+    words = (MIB << 20) // 4
+    mode, share = PATTERNS[experiment]
+    a = dev.zeros(words, np.int32)
+    dev.flush_caches()
+    t0 = time.process_time()
+    rep = dev.launch(sim_store_pattern, c.gpu.sm_count * BLOCKS_PER_SM, BLOCK, a, int(words * share),
+                     mode, (MIB << 20) // 32)
+    us, gpu = rep.cycles / c.gpu.core_clock_mhz, gpu_us(experiment)
+    x = rep.extra
+    return (f"| {depth} | {experiment} | {gpu:.2f} | {us:.2f} | {us / gpu:.2f} | "
+            f"{x.get('bus_utilization', 0):.2f} | {x.get('row_hit_rate', 0):.2f} | "
+            f"{time.process_time() - t0:.0f} |")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("depth", type=int)
+    ap.add_argument("experiment", choices=list(PATTERNS))
+    args = ap.parse_args(argv)
+    print(run(args.depth, args.experiment), flush=True)
+
+
+if __name__ == "__main__":
+    main()
