@@ -233,10 +233,10 @@ def test_l1_sets_is_optional_and_checked(tmp_path):
 
 def test_dram_keys_and_l2_fill_are_checked(tmp_path):
     h100 = (BUNDLED / "h100.toml").read_text(encoding="utf-8")
-    drain = write_variant(tmp_path, ("write_drain_high", "write_drain_high = 70"), text=h100,
+    drain = write_variant(tmp_path, ("write_drain_high", "write_drain_high = 600"), text=h100,
                           name="a.toml")
     with pytest.raises(ConfigError, match=r"dram.write_drain_high: expected write_drain_low < "
-                                          r"write_drain_high <= write_queue_depth, got 32, 70, 64"):
+                                          r"write_drain_high <= write_queue_depth, got 256, 600, 512"):
         load_config(drain)
     groups = write_variant(tmp_path, ("bank_groups", "bank_groups = 3"), text=h100, name="d.toml")
     with pytest.raises(ConfigError, match=r"dram.bank_groups: memory.dram_banks_per_partition = "
