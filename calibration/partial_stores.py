@@ -27,7 +27,7 @@ reading the whole array (the read is the one reported: does it fetch the partly
 written sectors from DRAM?).  The GPU's side runs under ncu with its application
 replay and no cache control, so every kernel sees the L2 its predecessors left.
 
-    python -m calibration.partial_stores --gpu OUT
+    python -m calibration.partial_stores --gpu OUT [--set retention]
     python -m calibration.partial_stores --sim OUT [--device sim:h100]
     python -m calibration.partial_stores --report OUT [--md F.md]
 """
@@ -44,6 +44,7 @@ from simgpu.lang import Array, blockDim, blockIdx, gridDim, i32, kernel, threadI
 from simgpu_apps import table_out
 
 SIZES_MIB = (8, 64)
+RETENTION_MIB = (2, 4, 6, 8, 12, 16, 24, 32, 48)
 FLUSH_MIB = 256
 # pattern: (store_pattern's mode, words written per word of the array)
 PATTERNS = {"full": (0, 1), "sector 4 B": (1, 1 / 8), "line 4 B": (2, 1 / 32),
@@ -110,9 +111,16 @@ def sim_read_all(a: Array[i32], n: i32, sink: Array[i32]):
         sink[0] = acc
 
 
-def experiments() -> list:
+def experiments(which: str = "patterns") -> list:
     """[(size MiB, experiment name, [(kernel, mode, count)])]: the launches after each
-    flush, in order; the last launch is the one reported."""
+    flush, in order; the last launch is the one reported.  ``which``: "patterns" (every
+    pattern at SIZES_MIB, and the reads after them) or "retention" (whole stores and one
+    4-B store per sector at RETENTION_MIB: how much of each the L2 writes back while the
+    kernel runs)."""
+    if which == "retention":
+        return [(mib, name, [("store_pattern", PATTERNS[name][0],
+                              int((mib << 20) // 4 * PATTERNS[name][1]))])
+                for mib in RETENTION_MIB for name in ("full", "sector 4 B")]
     out = []
     for mib in SIZES_MIB:
         words = (mib << 20) // 4
@@ -125,18 +133,18 @@ def experiments() -> list:
     return out
 
 
-def child(out: pathlib.Path) -> None:
+def child(out: pathlib.Path, which: str) -> None:
     import cupy as cp
     mod = cp.RawModule(code=SOURCE)
     fns = {k: mod.get_function(k) for k in ("store_pattern", "read_all", "flush_l2")}
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]
     grid = (sms * BLOCKS_PER_SM,)
-    big = max(SIZES_MIB) << 20
+    big = max(mib for mib, _, _ in experiments(which)) << 20
     a = cp.zeros(big // 4, cp.int32)
     scratch = cp.zeros((FLUSH_MIB << 20) // 4, cp.int32)
     sink = cp.zeros(1, cp.int32)
     manifest = []
-    for mib, name, launches in experiments():
+    for mib, name, launches in experiments(which):
         sectors = (mib << 20) // 32
         fns["flush_l2"](grid, (BLOCK,), (scratch, np.int64(scratch.size), sink))
         for kernel, mode, count in launches:
@@ -149,16 +157,17 @@ def child(out: pathlib.Path) -> None:
     (out / "manifest.json").write_text(json.dumps(manifest))
 
 
-def gpu(out: pathlib.Path) -> None:
+def gpu(out: pathlib.Path, which: str) -> None:
     """Run the experiments (the --child process) under ncu: application replay, no cache
     control (each experiment empties the L2 itself), files to OUT."""
     from calibration import kernel_counters
     out.mkdir(parents=True, exist_ok=True)
-    kernel_counters.under_ncu(out, METRICS, ["-m", "calibration.partial_stores", "--child", str(out)],
+    kernel_counters.under_ncu(out, METRICS, ["-m", "calibration.partial_stores", "--child", str(out),
+                                             "--set", which],
                               ("--cache-control", "none", "--replay-mode", "application"))
 
 
-def simulate(out: pathlib.Path, device: str, masks: bool = True) -> None:
+def simulate(out: pathlib.Path, device: str, masks: bool = True, which: str = "patterns") -> None:
     """The same experiments on the model (timed-block engine): OUT/sim.json, or with
     ``masks`` False (``[cache] l2_write_masks`` off, the model before it) OUT/sim-before.json."""
     import dataclasses
@@ -171,10 +180,10 @@ def simulate(out: pathlib.Path, device: str, masks: bool = True) -> None:
             dev.config, cache=dataclasses.replace(dev.config.cache, l2_write_masks=False))
     cfg = dev.config
     grid = cfg.gpu.sm_count * BLOCKS_PER_SM
-    a = dev.zeros((max(SIZES_MIB) << 20) // 4, np.int32)
+    a = dev.zeros((max(mib for mib, _, _ in experiments(which)) << 20) // 4, np.int32)
     sink = dev.zeros(1, np.int32)
     rows = []
-    for mib, name, launches in experiments():
+    for mib, name, launches in experiments(which):
         dev.flush_caches()
         for kernel_name, mode, count in launches:
             if kernel_name == "store_pattern":
@@ -234,10 +243,15 @@ def report(out: pathlib.Path) -> str:
 def main(argv=None) -> int:
     return probe_cli.probe_main(
         __doc__, argv, usage_error="give --gpu OUT, --sim OUT or --report OUT",
-        gpu=probe_cli.action("run the experiments under ncu, files here", lambda a: gpu(a.gpu)),
-        child=probe_cli.action(probe_cli.HIDDEN, lambda a: child(a.child)),
+        gpu=probe_cli.action("run the experiments under ncu, files here",
+                             lambda a: gpu(a.gpu, a.set)),
+        child=probe_cli.action(probe_cli.HIDDEN, lambda a: child(a.child, a.set)),
+        set=probe_cli.setting("which experiments: every pattern at 8 and 64 MiB (default), or "
+                              "whole and 4-B-per-sector stores at 2-48 MiB (retention)",
+                              choices=["patterns", "retention"], default="patterns"),
         sim=probe_cli.action("run them on the model, OUT/sim.json",
-                             lambda a: simulate(a.sim, a.device, not a.without_masks), mkdir=True),
+                             lambda a: simulate(a.sim, a.device, not a.without_masks, a.set),
+                             mkdir=True),
         device=probe_cli.setting("with --sim: the simulated device", default="sim:h100"),
         without_masks=probe_cli.setting("with --sim: [cache] l2_write_masks off (the model "
                                         "before it), OUT/sim-before.json", action="store_true"),

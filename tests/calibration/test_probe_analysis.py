@@ -306,3 +306,13 @@ def test_partial_stores_report_keeps_each_experiments_last_launch(tmp_path):
     assert f"| 64 | sector 4 B, then read | {k + 1}.50 | 9.50 | {k + 1}.50 | 8.25 | 0.00 | 0.50 |" in text
     assert "| 8 | full | 1.00 |  | 1.00 |  | 0.00 |  |" in text      # no model row: empty cells
     assert "flush" not in text.split("\n", 2)[2]
+
+
+def test_partial_stores_retention_set_is_two_patterns_per_size():
+    from calibration import partial_stores as PS
+    got = PS.experiments("retention")
+    assert [(m, n) for m, n, _ in got] == [(m, n) for m in PS.RETENTION_MIB
+                                          for n in ("full", "sector 4 B")]
+    for mib, name, ((kernel, mode, count),) in got:      # one store launch, over the size
+        assert kernel == "store_pattern" and mode == PS.PATTERNS[name][0]
+        assert count * (32 if name == "sector 4 B" else 4) == mib << 20
