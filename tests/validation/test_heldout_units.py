@@ -54,3 +54,16 @@ def test_a_dram_override_must_be_key_value():
         heldout_units.main(["run", CASE, "/dev/null", "--dram", "ranks"])
     with pytest.raises(SystemExit, match="no held-out case"):
         heldout_units.run_case("no such case", {})
+
+
+def test_run_overrides_reach_the_devices_config():
+    """--dram and --cache KEY=VALUE: values parsed (true/false, ints, floats) and set on
+    the device's [dram] and [cache] sections, the rest of h100.toml unchanged."""
+    assert [heldout_units._value(v) for v in ("true", "false", "64", "1.5", "fr-fcfs")] == \
+        [True, False, 64, 1.5, "fr-fcfs"]
+    dev = heldout_units.sim_device({"write_queue_depth": 64, "write_drain_high": 56,
+                                    "write_drain_low": 32}, {"l2_write_masks": False})
+    c = dev.config
+    assert (c.dram.write_queue_depth, c.dram.write_drain_high, c.dram.write_drain_low) == (64, 56, 32)
+    assert c.cache.l2_write_masks is False and c.cache.l2_bytes == 52428800
+    assert heldout_units.sim_device({}).config.cache.l2_write_masks is True
