@@ -164,6 +164,31 @@ def gpu(out: pathlib.Path, which: str) -> None:
                               ("--cache-control", "none", "--replay-mode", "application"))
 
 
+def run_on_model(dev, a, sink, mib: int, launches: list):
+    """One experiment's launches on a simulated device, after emptying its caches (the
+    GPU side's flush): the last launch's report."""
+    grid = dev.config.gpu.sm_count * BLOCKS_PER_SM
+    dev.flush_caches()
+    for kernel_name, mode, count in launches:
+        if kernel_name == "store_pattern":
+            rep = dev.launch(sim_store_pattern, grid, BLOCK, a, count, mode, (mib << 20) // 32)
+        else:
+            rep = dev.launch(sim_read_all, grid, BLOCK, a, count, sink)
+    return rep
+
+
+def gpu_results(out: pathlib.Path) -> dict:
+    """{(size MiB, experiment): {ncu metric: value}} of a --gpu run's folder: each
+    experiment's last launch (the flushes left out)."""
+    from simgpu_apps.gpu_tools import ncu_csv
+    table_out.need(out, "manifest.json", "ncu.csv", "gpu.json")
+    runs = [r for r in ncu_csv.parse_csv((out / "ncu.csv").read_text()) if r[0] != "flush_l2"]
+    reported = {}
+    for (mib, name, _), (_, values) in zip(json.loads((out / "manifest.json").read_text()), runs):
+        reported[(mib, name)] = {k: float(v) for k, v in values.items()}   # the last launch
+    return reported
+
+
 def simulate(out: pathlib.Path, device: str, masks: bool = True, which: str = "patterns") -> None:
     """The same experiments on the model (timed-block engine): OUT/sim.json, or with
     ``masks`` False (``[cache] l2_write_masks`` off, the model before it) OUT/sim-before.json."""
@@ -176,17 +201,11 @@ def simulate(out: pathlib.Path, device: str, masks: bool = True, which: str = "p
         dev.config = dataclasses.replace(
             dev.config, cache=dataclasses.replace(dev.config.cache, l2_write_masks=False))
     cfg = dev.config
-    grid = cfg.gpu.sm_count * BLOCKS_PER_SM
     a = dev.zeros((max(mib for mib, _, _ in experiments(which)) << 20) // 4, np.int32)
     sink = dev.zeros(1, np.int32)
     rows = []
     for mib, name, launches in experiments(which):
-        dev.flush_caches()
-        for kernel_name, mode, count in launches:
-            if kernel_name == "store_pattern":
-                rep = dev.launch(sim_store_pattern, grid, BLOCK, a, count, mode, (mib << 20) // 32)
-            else:
-                rep = dev.launch(sim_read_all, grid, BLOCK, a, count, sink)
+        rep = run_on_model(dev, a, sink, mib, launches)
         x = rep.extra
         writes = x.get("l2_writebacks", 0) * cfg.cache.sector_bytes
         rows.append({"mib": mib, "experiment": name, "us": rep.cycles / cfg.gpu.core_clock_mhz,
@@ -199,13 +218,8 @@ def simulate(out: pathlib.Path, device: str, masks: bool = True, which: str = "p
 
 
 def report(out: pathlib.Path) -> str:
-    from simgpu_apps.gpu_tools import ncu_csv
-    table_out.need(out, "manifest.json", "ncu.csv", "gpu.json")
+    reported = gpu_results(out)
     meta = json.loads((out / "gpu.json").read_text())
-    runs = [r for r in ncu_csv.parse_csv((out / "ncu.csv").read_text()) if r[0] != "flush_l2"]
-    reported = {}
-    for (mib, name, _), (_, values) in zip(json.loads((out / "manifest.json").read_text()), runs):
-        reported[(mib, name)] = {k: float(v) for k, v in values.items()}   # the last launch
     models, notes = [], []
     for name, label in (("sim.json", "model"), ("sim-before.json", "model without masks")):
         if (out / name).exists():

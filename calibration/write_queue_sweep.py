@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import pathlib
 import time
 
 import numpy as np
 
-from calibration.partial_stores import BLOCK, BLOCKS_PER_SM, PATTERNS, sim_store_pattern
+from calibration.partial_stores import PATTERNS, gpu_results, run_on_model
 
 MIB = 64
 GPU_RUN = pathlib.Path(__file__).resolve().parents[1] / "docs/calibration/partial-stores-h100"
@@ -31,12 +30,8 @@ def queue(depth: int) -> dict:
 
 
 def gpu_us(experiment: str) -> float:
-    """The card's time of a 64 MiB experiment, from the committed run's ncu CSV."""
-    from simgpu_apps.gpu_tools import ncu_csv
-    runs = [r for r in ncu_csv.parse_csv((GPU_RUN / "ncu.csv").read_text()) if r[0] != "flush_l2"]
-    manifest = json.loads((GPU_RUN / "manifest.json").read_text())
-    times = {(m, n): float(v["gpu__time_duration.sum"]) / 1e3 for (m, n, _), (_, v) in zip(manifest, runs)}
-    return times[(MIB, experiment)]
+    """The card's time of a 64 MiB experiment, from the committed run."""
+    return gpu_results(GPU_RUN)[(MIB, experiment)]["gpu__time_duration.sum"] / 1e3
 
 
 def run(depth: int, experiment: str) -> str:
@@ -48,10 +43,8 @@ def run(depth: int, experiment: str) -> str:
     words = (MIB << 20) // 4
     mode, share = PATTERNS[experiment]
     a = dev.zeros(words, np.int32)
-    dev.flush_caches()
     t0 = time.process_time()
-    rep = dev.launch(sim_store_pattern, c.gpu.sm_count * BLOCKS_PER_SM, BLOCK, a, int(words * share),
-                     mode, (MIB << 20) // 32)
+    rep = run_on_model(dev, a, None, MIB, [("store_pattern", mode, int(words * share))])
     us, gpu = rep.cycles / c.gpu.core_clock_mhz, gpu_us(experiment)
     x = rep.extra
     return (f"| {depth} | {experiment} | {gpu:.2f} | {us:.2f} | {us / gpu:.2f} | "

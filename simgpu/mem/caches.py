@@ -32,6 +32,12 @@ from __future__ import annotations
 from collections import deque
 
 
+def write_mask_sector(cache) -> int:
+    """The sector size of an L2 that keeps write masks (``[cache] l2_write_masks``), to
+    which the engines hand each store's bytes per sector; 0 where there is none."""
+    return cache.sector_bytes if cache.present and cache.l2_write_masks else 0
+
+
 class SectorCache:
     """A set-associative cache of sectors with LRU replacement and write-back."""
 

@@ -72,7 +72,7 @@ class L2Slices:
         # (each store's bytes per sector come in req.lanes), so a load of a partly written
         # sector misses, and its write-back is a read-modify-write (SectorCache.merge_reads)
         self.write_masks = bool(c.l2_write_masks)
-        self.full_mask = (1 << c.sector_bytes) - 1
+        self.full_mask = l2.halves[0].full        # (SectorCache.full)
         fill_gbps = c.l2_fill_bandwidth_gbps
         self.fill_ports = ([Port(self.sector / (fill_gbps / self.n * cycle_ns)) for _ in range(self.n)]
                            if fill_gbps else None)

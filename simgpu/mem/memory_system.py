@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .atomic_unit import AtomicUnit
-from .caches import L2, L1Cache, SectorCache
+from .caches import L2, L1Cache, SectorCache, write_mask_sector
 from .dram import AddressMap, Dram, Partition
 from .interconnect import Interconnect
 from .l1 import L1_SETS, L1Unit
@@ -63,7 +63,7 @@ class MemorySystem:
         self.atomics = AtomicUnit(config, self.amap, self.dram, self.net, self.slices)
         # an L2 that keeps write masks wants each store's bytes per sector (the engine's
         # simgpu.sim.sm.store_masks): its sector size, else 0
-        self.write_masks = c.sector_bytes if self.slices is not None and c.l2_write_masks else 0
+        self.write_masks = write_mask_sector(c)
         # Address translation, with the device's TLBs (``tlbs``: their contents outlive
         # the launch). Without them (unit tests of the other units) addresses go
         # untranslated.

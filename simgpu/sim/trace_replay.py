@@ -37,6 +37,7 @@ import gc
 import numpy as np
 
 from ..mem.access import MemoryAccess
+from ..mem.caches import write_mask_sector
 from ..mem.coalescer import FlatWarps
 from ..mem.memory_system import MemorySystem
 from .interpreter import Counters
@@ -216,8 +217,7 @@ class TraceSource:
         self.logged = logged
         self.numbering = [0]
         # stores' bytes per sector, recorded where the L2 keeps write masks
-        c = config.cache
-        self.write_masks = c.sector_bytes if c.present and c.l2_write_masks else 0
+        self.write_masks = write_mask_sector(config.cache)
 
     def _start_next(self):
         first = self.started * self.per_wave
