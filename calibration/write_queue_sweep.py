@@ -12,13 +12,14 @@ experiments are left out: they depend on the L2's replacement, not on the queue)
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import pathlib
+import tempfile
 import time
 
 import numpy as np
 
 from calibration.partial_stores import PATTERNS, gpu_results, run_on_model
+from calibration.stream_limits import variant_config
 
 MIB = 64
 GPU_RUN = pathlib.Path(__file__).resolve().parents[1] / "docs/calibration/partial-stores-h100"
@@ -36,10 +37,10 @@ def gpu_us(experiment: str) -> float:
 
 def run(depth: int, experiment: str) -> str:
     import simgpu
-    dev = simgpu.get_device("sim:h100")
+    with tempfile.TemporaryDirectory() as tmp:     # (loaded, so checked, as any config)
+        dev = simgpu.get_device("sim:" + variant_config(queue(depth), pathlib.Path(tmp)))
     dev.default_engine = "timed-block"
     c = dev.config
-    dev.config = c = dataclasses.replace(c, dram=dataclasses.replace(c.dram, **queue(depth)))
     words = (MIB << 20) // 4
     mode, share = PATTERNS[experiment]
     a = dev.zeros(words, np.int32)
@@ -57,6 +58,9 @@ def main(argv=None) -> None:
     ap.add_argument("depth", type=int)
     ap.add_argument("experiment", choices=list(PATTERNS))
     args = ap.parse_args(argv)
+    if args.depth < 8 or args.depth % 8:
+        ap.error(f"depth {args.depth}: give a multiple of 8, at least 8 (the queue drains "
+                 "from 7/8 of it to 1/2)")
     print(run(args.depth, args.experiment), flush=True)
 
 

@@ -48,10 +48,15 @@ def sim_device(dram: dict, cache: dict | None = None):
     dev.default_engine = "timed-block"
     dev.cache_control = "all"
     c = dev.config
-    if dram:
-        c = dataclasses.replace(c, dram=dataclasses.replace(c.dram, **dram))
-    if cache:
-        c = dataclasses.replace(c, cache=dataclasses.replace(c.cache, **cache))
+    for section, changes in (("dram", dram), ("cache", cache or {})):
+        if not changes:
+            continue
+        known = {f.name for f in dataclasses.fields(getattr(c, section))}
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise SystemExit(f"--{section}: no key {', '.join(unknown)} in h100.toml's "
+                             f"[{section}]; its keys: {', '.join(sorted(known))}")
+        c = dataclasses.replace(c, **{section: dataclasses.replace(getattr(c, section), **changes)})
     dev.config = c
     return dev
 

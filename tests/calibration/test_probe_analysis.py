@@ -316,3 +316,18 @@ def test_partial_stores_retention_set_is_two_patterns_per_size():
     for mib, name, ((kernel, mode, count),) in got:      # one store launch, over the size
         assert kernel == "store_pattern" and mode == PS.PATTERNS[name][0]
         assert count * (32 if name == "sector 4 B" else 4) == mib << 20
+
+
+def test_write_queue_sweep_keeps_gpgpu_sims_proportions_and_refuses_odd_depths(capsys):
+    """Depth 64 is GPGPU-Sim's 64:56:32, the model's before the fit; the kept fit is what
+    h100.toml has; a depth the proportions cannot divide is refused before any run."""
+    from calibration import write_queue_sweep as WQ
+    from simgpu.configs import load_config
+    assert WQ.queue(64) == {"write_queue_depth": 64, "write_drain_high": 56, "write_drain_low": 32}
+    d = load_config("h100").dram
+    assert WQ.queue(512) == {"write_queue_depth": d.write_queue_depth,
+                             "write_drain_high": d.write_drain_high,
+                             "write_drain_low": d.write_drain_low}
+    with pytest.raises(SystemExit):
+        WQ.main(["12", "full"])
+    assert "give a multiple of 8" in capsys.readouterr().err

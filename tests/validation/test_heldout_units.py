@@ -67,3 +67,9 @@ def test_run_overrides_reach_the_devices_config():
     assert (c.dram.write_queue_depth, c.dram.write_drain_high, c.dram.write_drain_low) == (64, 56, 32)
     assert c.cache.l2_write_masks is False and c.cache.l2_bytes == 52428800
     assert heldout_units.sim_device({}).config.cache.l2_write_masks is True
+
+
+def test_an_unknown_override_key_is_refused_by_name():
+    with pytest.raises(SystemExit, match=r"--cache: no key l2_write_mask in h100.toml's \[cache\]; "
+                                         r"its keys: .*l2_write_masks"):
+        heldout_units.sim_device({}, {"l2_write_mask": False})
