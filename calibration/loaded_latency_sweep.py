@@ -2,6 +2,7 @@
 a calibration cold case, one line of Markdown out (docs/results/h100-loaded-latency.md).
 
     python -m calibration.loaded_latency_sweep VARIANT JOB [--log2n 24]
+    python -m calibration.loaded_latency_sweep table OUTFILE      # sim/GPU per variant
 
 VARIANT names a set of overrides of h100.toml (``VARIANTS``); JOB is a shape of
 calibration/stream_limits.py (read1, read2, read4, read, wide, stride8, stride32) or
@@ -15,6 +16,8 @@ import json
 import pathlib
 import tempfile
 import time
+
+import numpy as np
 
 import simgpu
 from calibration import stream_limits
@@ -31,10 +34,69 @@ VARIANTS = {
     "refpb": {"trefi_pb": 638, "trfc_pb": 524},
     # two HBM3 stack IDs per pseudo-channel (simgpu/mem/dram_timing.py; h100.toml's ranks)
     "ranks2": {"ranks": 2},
+    # FR-FCFS over each pseudo-channel's read queue (docs/memory-model.md "FR-FCFS across
+    # requests"), alone and with the two stack IDs
+    "frfcfs": {"read_scheduling": '"fr-fcfs"'},
+    "frfcfs_ranks2": {"read_scheduling": '"fr-fcfs"', "ranks": 2},
 }
+
+# The card's figures the sweep is scored against (NVIDIA H100 80GB HBM3, ncu, cold L2).
+# Cold cases: net us (less the empty kernel), the five pooled runs of
+# docs/calibration/calibration-h100.md, as h100-loaded-latency.md's fit table has them; the
+# sim side is net of its own variant's empty kernel (case:empty:1056).
+GPU_NET_US = {"copy n=1048576": 2.64, "copy n=4194304": 9.49, "read n=4194304": 7.86,
+              "read n=16777216": 30.74, "gather n=1048576": 9.52, "gather n=4194304": 39.06}
+# Stream-limits shapes: ncu's gpu__time_duration, mean of the two launches of
+# docs/results/h100-stream-limits.md ("The probe's run", 2026-11-26), against the model's us
+# with its fixed cost (read and read4 at --log2n 24, as the card ran them).
+GPU_SHAPE_US = {"read": 33.4, "read4": 53.8, "wide": 26.05, "stride8": 13.9, "stride32": 27.6}
+
+
+def score(lines) -> dict:
+    """{variant: {figure: sim/GPU time}} from the sweep's output lines (other lines skipped)."""
+    cases, shapes = {}, {}
+    for line in lines:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[1].endswith(" cold"):
+            cases.setdefault(cells[0], {})[cells[1][:-5]] = float(cells[2])
+        elif len(cells) > 4 and cells[1] in GPU_SHAPE_US:
+            shapes.setdefault(cells[0], {})[cells[1]] = float(cells[3])
+    out = {}
+    for variant in sorted(set(cases) | set(shapes)):
+        row, sim = {}, cases.get(variant, {})
+        empty = sim.get("empty n=1056")
+        for label, gpu in GPU_NET_US.items():
+            if label in sim and empty is not None:
+                row[label + " cold"] = (sim[label] - empty) / gpu
+        for shape, us in shapes.get(variant, {}).items():
+            row[shape] = us / GPU_SHAPE_US[shape]
+        out[variant] = row
+    return out
+
+
+def table(lines) -> str:
+    """Markdown: each figure's sim/GPU time per variant, the count within 15% and the
+    geometric-mean error (max(r, 1/r)) over the figures every variant has."""
+    scores = score(lines)
+    variants = list(scores)
+    common = [f for f in [*(k + " cold" for k in GPU_NET_US), *GPU_SHAPE_US]
+              if all(f in scores[v] for v in variants)]
+    out = ["| figure | " + " | ".join(variants) + " |", "|---|" + "---:|" * len(variants)]
+    for f in common:
+        out.append(f"| {f} | " + " | ".join(f"{scores[v][f]:.2f}" + (" *" if abs(
+            np.log(scores[v][f])) > np.log(1.15) else "") for v in variants) + " |")
+    within = [sum(abs(np.log(scores[v][f])) <= np.log(1.15) for f in common) for v in variants]
+    gm = [np.exp(np.mean([abs(np.log(scores[v][f])) for f in common])) for v in variants]
+    out.append("| within 15% | " + " | ".join(f"{w}/{len(common)}" for w in within) + " |")
+    out.append("| geometric-mean error | " + " | ".join(f"{g:.3f}x" for g in gm) + " |")
+    return "\n".join(out)
 
 
 def main(argv=None) -> None:
+    argv = argv if argv is not None else __import__("sys").argv[1:]
+    if argv[:1] == ["table"] and len(argv) == 2:
+        print(table(pathlib.Path(argv[1]).read_text().splitlines()))
+        return
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("variant", help=f"one of {', '.join(VARIANTS)}, or a JSON object of overrides")
     ap.add_argument("job")
