@@ -7,7 +7,9 @@ a calibration cold case, one line of Markdown out (docs/results/h100-loaded-late
 VARIANT names a set of overrides of h100.toml (``VARIANTS``); JOB is a shape of
 calibration/stream_limits.py (read1, read2, read4, read, wide, stride8, stride32) or
 ``case:KIND:N`` (a case of the calibration's simulator side, cold: copy, read, gather,
-empty). Run many at once on a machine with many CPUs (each job is one process).
+empty) or ``store:EXPERIMENT`` (a 64 MiB store pattern of calibration/partial_stores.py, as
+calibration/write_queue_sweep.py runs it: full, sector_4_B, line_4_B, sector_16_B, spaces
+as underscores). Run many at once on a machine with many CPUs (each job is one process).
 """
 from __future__ import annotations
 
@@ -38,6 +40,10 @@ VARIANTS = {
     # requests"), alone and with the two stack IDs
     "frfcfs": {"read_scheduling": '"fr-fcfs"'},
     "frfcfs_ranks2": {"read_scheduling": '"fr-fcfs"', "ranks": 2},
+    # FR-FCFS over a deeper window of reads per pseudo-channel (read_queue_depth, 32 ASSUMED)
+    "frfcfs_q64": {"read_scheduling": '"fr-fcfs"', "read_queue_depth": 64},
+    "frfcfs_q128": {"read_scheduling": '"fr-fcfs"', "read_queue_depth": 128},
+    "frfcfs_q256": {"read_scheduling": '"fr-fcfs"', "read_queue_depth": 256},
 }
 
 # The card's figures the sweep is scored against (NVIDIA H100 80GB HBM3, ncu, cold L2).
@@ -50,19 +56,27 @@ GPU_NET_US = {"copy n=1048576": 2.64, "copy n=4194304": 9.49, "read n=4194304": 
 # docs/results/h100-stream-limits.md ("The probe's run", 2026-11-26), against the model's us
 # with its fixed cost (read and read4 at --log2n 24, as the card ran them).
 GPU_SHAPE_US = {"read": 33.4, "read4": 53.8, "wide": 26.05, "stride8": 13.9, "stride32": 27.6}
+# The 64 MiB store patterns the DRAM write queue was fitted on: the card's times are read
+# from docs/calibration/partial-stores-h100/ (write_queue_sweep.gpu_us) when scored.
+STORES = ("full", "sector 4 B", "line 4 B", "sector 16 B")
 
 
-def score(lines) -> dict:
-    """{variant: {figure: sim/GPU time}} from the sweep's output lines (other lines skipped)."""
-    cases, shapes = {}, {}
+def score(lines, store_gpu_us=None) -> dict:
+    """{variant: {figure: sim/GPU time}} from the sweep's output lines (other lines skipped);
+    ``store_gpu_us(experiment)``: the card's time of a store job (default: the committed run)."""
+    if store_gpu_us is None:
+        from calibration.write_queue_sweep import gpu_us as store_gpu_us
+    cases, shapes, stores = {}, {}, {}
     for line in lines:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) == 4 and cells[1].endswith(" cold"):
             cases.setdefault(cells[0], {})[cells[1][:-5]] = float(cells[2])
+        elif len(cells) == 4 and cells[1].startswith("store "):
+            stores.setdefault(cells[0], {})[cells[1]] = float(cells[2])
         elif len(cells) > 4 and cells[1] in GPU_SHAPE_US:
             shapes.setdefault(cells[0], {})[cells[1]] = float(cells[3])
     out = {}
-    for variant in sorted(set(cases) | set(shapes)):
+    for variant in sorted(set(cases) | set(shapes) | set(stores)):
         row, sim = {}, cases.get(variant, {})
         empty = sim.get("empty n=1056")
         for label, gpu in GPU_NET_US.items():
@@ -70,16 +84,19 @@ def score(lines) -> dict:
                 row[label + " cold"] = (sim[label] - empty) / gpu
         for shape, us in shapes.get(variant, {}).items():
             row[shape] = us / GPU_SHAPE_US[shape]
+        for label, us in stores.get(variant, {}).items():
+            row[label] = us / store_gpu_us(label[len("store "):])
         out[variant] = row
     return out
 
 
-def table(lines) -> str:
+def table(lines, store_gpu_us=None) -> str:
     """Markdown: each figure's sim/GPU time per variant, the count within 15% and the
     geometric-mean error (max(r, 1/r)) over the figures every variant has."""
-    scores = score(lines)
+    scores = score(lines, store_gpu_us)
     variants = list(scores)
-    common = [f for f in [*(k + " cold" for k in GPU_NET_US), *GPU_SHAPE_US]
+    common = [f for f in [*(k + " cold" for k in GPU_NET_US), *GPU_SHAPE_US,
+                          *("store " + s for s in STORES)]
               if all(f in scores[v] for v in variants)]
     out = ["| figure | " + " | ".join(variants) + " |", "|---|" + "---:|" * len(variants)]
     for f in common:
@@ -114,6 +131,13 @@ def main(argv=None) -> None:
             rows = measure_sim(simgpu.get_device(name), [Case(kind, int(n))], states=("cold",))
             print(f"| {args.variant} | {kind} n={n} cold | {rows[0]['us']:.3f} | "
                   f"{time.process_time() - t0:.0f} |", flush=True)
+            return
+        if args.job.startswith("store:"):
+            from calibration.write_queue_sweep import simulate
+            experiment = args.job[len("store:"):].replace("_", " ")   # (store:line_4_B)
+            rep, c, cpu = simulate(changes, experiment)
+            print(f"| {args.variant} | store {experiment} | {rep.cycles / c.gpu.core_clock_mhz:.3f} | "
+                  f"{cpu:.0f} |", flush=True)
             return
         stream_limits.VARIANTS[args.variant] = changes
         print(f"| {args.variant} " + stream_limits.run(args.job, args.variant, pathlib.Path(tmp),

@@ -3,7 +3,8 @@
 # GPU machine's 16), every job its own process, lines into $1 as they finish.
 # usage: calibration/loaded_latency_sweep.sh OUTFILE JOBS VARIANT...
 out=$1; jobs=$2; shift 2
-for c in wide stride32 case:gather:4194304 case:read:16777216 case:gather:1048576 case:copy:4194304 \
+for c in store:sector_16_B store:sector_4_B store:full store:line_4_B \
+         wide stride32 case:gather:4194304 case:read:16777216 case:gather:1048576 case:copy:4194304 \
          read case:read:4194304 stride8 read4 case:copy:1048576 case:empty:1056; do
   for v in "$@"; do
     echo "$v $c"       # (the slowest jobs first)

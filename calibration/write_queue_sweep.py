@@ -35,22 +35,28 @@ def gpu_us(experiment: str) -> float:
     return gpu_results(GPU_RUN)[(MIB, experiment)]["gpu__time_duration.sum"] / 1e3
 
 
-def run(depth: int, experiment: str) -> str:
+def simulate(changes: dict, experiment: str):
+    """The 64 MiB ``experiment`` on sim:h100 with ``changes`` to h100.toml: (its report, the
+    config, CPU seconds)."""
     import simgpu
     with tempfile.TemporaryDirectory() as tmp:     # (loaded, so checked, as any config)
-        dev = simgpu.get_device("sim:" + variant_config(queue(depth), pathlib.Path(tmp)))
+        dev = simgpu.get_device("sim:" + variant_config(changes, pathlib.Path(tmp)))
     dev.default_engine = "timed-block"
-    c = dev.config
     words = (MIB << 20) // 4
     mode, share = PATTERNS[experiment]
     a = dev.zeros(words, np.int32)
     t0 = time.process_time()
     rep = run_on_model(dev, a, None, MIB, [("store_pattern", mode, int(words * share))])
+    return rep, dev.config, time.process_time() - t0
+
+
+def run(depth: int, experiment: str) -> str:
+    rep, c, cpu = simulate(queue(depth), experiment)
     us, gpu = rep.cycles / c.gpu.core_clock_mhz, gpu_us(experiment)
     x = rep.extra
     return (f"| {depth} | {experiment} | {gpu:.2f} | {us:.2f} | {us / gpu:.2f} | "
             f"{x.get('bus_utilization', 0):.2f} | {x.get('row_hit_rate', 0):.2f} | "
-            f"{time.process_time() - t0:.0f} |")
+            f"{cpu:.0f} |")
 
 
 def main(argv=None) -> None:
