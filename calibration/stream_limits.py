@@ -36,8 +36,11 @@ Variants (config overrides in a temporary copy of h100.toml):
   do not bind;
 * ``both``: rows-free and slices-x10;
 * ``both+mshr``: and no bound on the miss entries;
-* ``fr-fcfs``: ``[dram] read_scheduling = "fr-fcfs"`` (the L2's misses decided by the
-  FR-FCFS controller as the clock reaches them, simgpu/mem/deferred_l2.py);
+* ``at-arrival``: the DRAM's reads booked as they arrive, over a 32-read queue (h100.toml
+  until 2026-11-27, docs/results/h100-dram-scheduling-2026-11-27.md);
+* ``fr-fcfs``: ``[dram] read_scheduling = "fr-fcfs"`` over the 32-read window this probe
+  first ran it with (the L2's misses decided by the FR-FCFS controller as the clock
+  reaches them, simgpu/mem/deferred_l2.py; h100.toml now has a window of 128);
   ``fr-fcfs+slices-x10``: and the slices' budgets as in ``slices-x10``;
   ``fr-fcfs+no-cap``: and no starvation bound (``frfcfs_cap`` 2^30: a diagnosis);
 * ``no-first-load``: ``warp_first_load_ns = 0``; ``no-dispatch``: ``block_dispatch_ns = 0``.
@@ -76,15 +79,17 @@ CONFIG = pathlib.Path(simgpu.__file__).parent / "configs" / "h100.toml"
 ROWS_FREE = {k: 1 for k in ("trp", "trcd", "tras", "trc", "trrd", "trrd_l", "tfaw")}
 SLICES_X10 = {"l2_bandwidth_gbps": 54000.0, "l2_store_bandwidth_gbps": 41000.0,
               "l2_combined_bandwidth_gbps": 59000.0}
+FR_FCFS_32 = {"read_scheduling": '"fr-fcfs"', "read_queue_depth": 32}
 VARIANTS = {
     "model": {},
     "rows-free": ROWS_FREE,
     "slices-x10": SLICES_X10,
     "both": {**ROWS_FREE, **SLICES_X10},
     "both+mshr": {**ROWS_FREE, **SLICES_X10, "max_outstanding_misses_per_sm": 1 << 20},
-    "fr-fcfs": {"read_scheduling": '"fr-fcfs"'},
-    "fr-fcfs+slices-x10": {"read_scheduling": '"fr-fcfs"', **SLICES_X10},
-    "fr-fcfs+no-cap": {"read_scheduling": '"fr-fcfs"', "frfcfs_cap": 1 << 30},
+    "at-arrival": {"read_scheduling": '"at-arrival"', "read_queue_depth": 32},
+    "fr-fcfs": {**FR_FCFS_32},
+    "fr-fcfs+slices-x10": {**FR_FCFS_32, **SLICES_X10},
+    "fr-fcfs+no-cap": {**FR_FCFS_32, "frfcfs_cap": 1 << 30},
     "no-first-load": {"warp_first_load_ns": 0},
     "no-dispatch": {"block_dispatch_ns": 0},
 }

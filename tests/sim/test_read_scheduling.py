@@ -96,7 +96,7 @@ def counts_of(rep) -> tuple:
 
 # ------------------------------------------------------------------- the switch off
 
-@pytest.mark.parametrize("name", ("gtx260", "h100"))
+@pytest.mark.parametrize("name", ("gtx260", "h200"))     # (h100.toml has "fr-fcfs")
 @pytest.mark.parametrize("engine", ENGINES)
 def test_at_arrival_is_the_default_and_the_same_run_as_without_the_key(engine, name, tmp_path):
     """The bundled config says "at-arrival"; a config without the key defaults to it;

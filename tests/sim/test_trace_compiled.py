@@ -20,6 +20,7 @@ import simgpu.sim.trace_compiled as trace_compiled  # noqa: E402
 import simgpu.sim.trace_replay as trace_replay  # noqa: E402
 from simgpu.sim import trace_loop as L  # noqa: E402
 from tests.sim import kernels as K  # noqa: E402
+from tests.sim import replayed  # noqa: E402
 from tests.sim import trace_kernels as T  # noqa: E402
 from tests.sim.test_trace_engine import rank_both  # noqa: E402
 
@@ -44,7 +45,7 @@ def both(monkeypatch, run):
 
 
 def launch(device, kernel, grid, block, make_args):
-    dev = simgpu.get_device(device) if isinstance(device, str) else device()   # (fresh)
+    dev = replayed.device(device) if isinstance(device, str) else device()   # (fresh)
     args = make_args(dev)
     rep = dev.launch(kernel, grid, block, *args, engine="trace-block")
     return full(rep), [a.to_host() for a in args if hasattr(a, "to_host")]

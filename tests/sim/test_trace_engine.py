@@ -11,6 +11,7 @@ import simgpu
 from algorithms.list_ranking import rank
 from simgpu_apps.mechanism_kernels import sb_chain_2, sb_loads_4, sb_stores_sync, sb_unused_load
 from tests.sim import kernels as K
+from tests.sim import replayed
 from tests.sim import trace_kernels as T
 
 TRACE_KEYS = ("engine_ran", "trace_fallback", "trace_waves_held_max")
@@ -30,7 +31,7 @@ def launch_both(device, kernel, grid, block, make_args):
     """(timed-block's report and outputs, trace-block's), each on a fresh device."""
     out = []
     for engine in ("timed-block", "trace-block"):
-        dev = simgpu.get_device(device)
+        dev = replayed.device(device)
         args = make_args(dev)
         rep = dev.launch(kernel, grid, block, *args, engine=engine)
         out.append((rep, [a.to_host() for a in args if hasattr(a, "to_host")]))
@@ -101,7 +102,7 @@ def rank_both(device, method, packing, n=4096):
     succ = np.empty(n, np.int64)
     succ[order[:-1]] = order[1:]
     succ[order[-1]] = order[-1]
-    return [rank(succ, device=device, method=method, packing=packing,
+    return [rank(succ, device=replayed.device(device), method=method, packing=packing,
                  launch_options={"engine": e}) for e in ("timed-block", "trace-block")]
 
 
@@ -230,7 +231,7 @@ def test_a_conflict_found_midway_restores_data_and_caches(monkeypatch, ahead):
     same = np.zeros(4096, np.int32)
     reports, outputs = [], []
     for engine in ("timed-block", "trace-block"):
-        dev = simgpu.get_device("sim:h100")
+        dev = replayed.device("sim:h100")
         src = dev.to_device(np.arange(4096, dtype=np.int32))
         out = dev.zeros(4096, np.int32)
         reps = [dev.launch(K.copy_strided, (32, 1, 1), (128, 1, 1), src, out, np.int32(5),
