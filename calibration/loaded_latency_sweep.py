@@ -25,25 +25,31 @@ import simgpu
 from calibration import stream_limits
 from simgpu_apps.gpu_tools.calibrate_cases import Case, measure_sim
 
-# the L2 slices' fill ports (l2_fill_bandwidth_gbps, GB/s over the 80 slices): as configured
-# (9,370, Accel-Sim's 160 banks x 32 B x 1.83 GHz) and the candidates of the fit
+# h100.toml's DRAM reads as they were until 2026-11-27: booked at arrival, a 32-read queue
+AT_ARRIVAL = {"read_scheduling": '"at-arrival"', "read_queue_depth": 32}
+FR_FCFS = {"read_scheduling": '"fr-fcfs"'}
+# Each variant names every key it was run with, so that it stays the same model while
+# h100.toml moves on ("base" is h100.toml as it is).
 VARIANTS = {
     "base": {},
-    "fill4200": {"l2_fill_bandwidth_gbps": 4200.0},
-    "fill4600": {"l2_fill_bandwidth_gbps": 4600.0},
-    "fill5070": {"l2_fill_bandwidth_gbps": 5070.0},
+    # the L2 slices' fill ports (l2_fill_bandwidth_gbps, GB/s over the 80 slices): the
+    # candidates of the fit of 2026-11-26, reads at arrival (as configured then: 9,370)
+    "fill4200": {**AT_ARRIVAL, "l2_fill_bandwidth_gbps": 4200.0},
+    "fill4600": {**AT_ARRIVAL, "l2_fill_bandwidth_gbps": 4600.0},
+    "fill5070": {**AT_ARRIVAL, "l2_fill_bandwidth_gbps": 5070.0},
     # HBM3 per-bank refresh (simgpu/mem/dram_refresh.py; h100.toml's trefi_pb comment)
-    "refpb": {"trefi_pb": 638, "trfc_pb": 524},
+    "refpb": {**AT_ARRIVAL, "trefi_pb": 638, "trfc_pb": 524},
+    "at-arrival": AT_ARRIVAL,
     # two HBM3 stack IDs per pseudo-channel (simgpu/mem/dram_timing.py; h100.toml's ranks)
-    "ranks2": {"ranks": 2},
+    "ranks2": {**AT_ARRIVAL, "ranks": 2},
     # FR-FCFS over each pseudo-channel's read queue (docs/memory-model.md "FR-FCFS across
-    # requests"), alone and with the two stack IDs
-    "frfcfs": {"read_scheduling": '"fr-fcfs"'},
-    "frfcfs_ranks2": {"read_scheduling": '"fr-fcfs"', "ranks": 2},
-    # FR-FCFS over a deeper window of reads per pseudo-channel (read_queue_depth, 32 ASSUMED)
-    "frfcfs_q64": {"read_scheduling": '"fr-fcfs"', "read_queue_depth": 64},
-    "frfcfs_q128": {"read_scheduling": '"fr-fcfs"', "read_queue_depth": 128},
-    "frfcfs_q256": {"read_scheduling": '"fr-fcfs"', "read_queue_depth": 256},
+    # requests"), over 32 to 256 reads, and with the two stack IDs (h100.toml since
+    # 2026-11-27: frfcfs_q128; docs/results/h100-dram-scheduling-2026-11-27.md)
+    "frfcfs": {**FR_FCFS, "read_queue_depth": 32},
+    "frfcfs_ranks2": {**FR_FCFS, "read_queue_depth": 32, "ranks": 2},
+    "frfcfs_q64": {**FR_FCFS, "read_queue_depth": 64},
+    "frfcfs_q128": {**FR_FCFS, "read_queue_depth": 128},
+    "frfcfs_q256": {**FR_FCFS, "read_queue_depth": 256},
 }
 
 # The card's figures the sweep is scored against (NVIDIA H100 80GB HBM3, ncu, cold L2).
