@@ -45,6 +45,9 @@ from simgpu_apps import table_out
 
 SIZES_MIB = (8, 64)
 RETENTION_MIB = (2, 4, 6, 8, 12, 16, 24, 32, 48)
+# --set requests: R sweeps of one 4-B store per 128-B line (store_pattern's mode 5: sweep r
+# writes word r of every line), so every store is a request of one sector, into 8 MiB
+REQUEST_SWEEPS = (1, 2, 4, 8, 16, 32)
 FLUSH_MIB = 256
 # pattern: (store_pattern's mode, words written per word of the array)
 PATTERNS = {"full": (0, 1), "sector 4 B": (1, 1 / 8), "line 4 B": (2, 1 / 32),
@@ -65,7 +68,8 @@ extern "C" __global__ void store_pattern(int* a, long long count, int mode, long
         case 1: w = k * 8; break;
         case 2: w = k * 32; break;
         case 3: w = (k / 4) * 8 + k % 4; break;
-        default: w = (k % sectors) * 8 + k / sectors;
+        case 4: w = (k % sectors) * 8 + k / sectors; break;
+        default: w = (k % (sectors / 4)) * 32 + (k / (sectors / 4)) % 32;
         }
         a[w] = (int)k;
     }
@@ -97,6 +101,8 @@ def sim_store_pattern(a: Array[i32], count: i32, mode: i32, sectors: i32):
             w = (k // 4) * 8 + k % 4
         elif mode == 4:
             w = (k % sectors) * 8 + k // sectors
+        elif mode == 5:
+            w = (k % (sectors // 4)) * 32 + (k // (sectors // 4)) % 32
         a[w] = k
 
 @kernel
@@ -113,7 +119,11 @@ def experiments(which: str = "patterns") -> list:
     flush, in order; the last launch is the one reported.  ``which``: "patterns" (every
     pattern at SIZES_MIB, and the reads after them) or "retention" (whole stores and one
     4-B store per sector at RETENTION_MIB: how much of each the L2 writes back while the
-    kernel runs)."""
+    kernel runs) or "requests" (REQUEST_SWEEPS sweeps of one store per line into 8 MiB:
+    what a write request of one sector costs the L2, from the time's slope)."""
+    if which == "requests":
+        lines = (8 << 20) // 128
+        return [(8, f"line 4 B x {r}", [("store_pattern", 5, lines * r)]) for r in REQUEST_SWEEPS]
     if which == "retention":
         return [(mib, name, [("store_pattern", PATTERNS[name][0],
                               int((mib << 20) // 4 * PATTERNS[name][1]))])
@@ -257,9 +267,10 @@ def main(argv=None) -> int:
         gpu=probe_cli.action("run the experiments under ncu, files here",
                              lambda a: gpu(a.gpu, a.set)),
         child=probe_cli.action(probe_cli.HIDDEN, lambda a: child(a.child, a.set)),
-        set=probe_cli.setting("which experiments: every pattern at 8 and 64 MiB (default), or "
-                              "whole and 4-B-per-sector stores at 2-48 MiB (retention)",
-                              choices=["patterns", "retention"], default="patterns"),
+        set=probe_cli.setting("which experiments: every pattern at 8 and 64 MiB (default), "
+                              "whole and 4-B-per-sector stores at 2-48 MiB (retention), or "
+                              "1-32 sweeps of one store per 128-B line into 8 MiB (requests)",
+                              choices=["patterns", "retention", "requests"], default="patterns"),
         sim=probe_cli.action("run them on the model, OUT/sim.json",
                              lambda a: simulate(a.sim, a.device, not a.without_masks, a.set),
                              mkdir=True),

@@ -5,7 +5,7 @@ A global load that missed the L1 (or passed it by) and every store come here:
 * a hit is served at ``cache.l2_latency_cycles`` and its slice's share of the
   L2 bandwidth (loads, stores and both together have their own budgets, and each
   request -- an instruction's sectors of one 128-B line -- takes
-  ``l2_request_cycles`` of its slice);
+  ``l2_request_cycles`` of its slice, a store's ``l2_write_request_cycles``);
 * a load miss goes on to the DRAM partition (in blocks of ``l2_fill_bytes``),
   fills the sector, and its data then leave the slice for the SM as a hit's do;
   with ``l2_fill_bandwidth_gbps`` the block is written through the slice's fill
@@ -56,6 +56,10 @@ class L2Slices:
         # and a request (an instruction's sectors of one 128-B line) per
         # l2_request_cycles: random sectors, one request each, are bound by that
         self.l2_request_cycles = c.l2_request_cycles
+        # a store's request its own cost (l2_write_request_cycles): the H100's slices take
+        # one-sector write requests at 2.8 cycles each, reads at 1.2 (calibration/
+        # partial_stores.py --set requests)
+        self.l2_write_request_cycles = c.l2_write_request_cycles or c.l2_request_cycles
         self.l2_request_free = [0.0] * self.n
         # What DRAM returns for a miss is written into its home slice (and, homed in the
         # far half, into the near slice as a copy). With l2_fill_bandwidth_gbps each slice
@@ -143,7 +147,8 @@ class L2Slices:
         fill, fetched, wanted = (self.l2_fill if load else 0), None, None
         fabric, fabric_free = self.fabric_per_cycle, self.fabric_free
         fill_ports, fills = self.fill_ports, []    # (partition, position there, bytes, far?)
-        per_request, req_free, line_of_request = self.l2_request_cycles, self.l2_request_free, None
+        per_request = self.l2_request_cycles if load else self.l2_write_request_cycles
+        req_free, line_of_request = self.l2_request_free, None
         full_mask = self.full_mask
         partial = self.write_masks               # sectors written in part: see below
         written = req.lanes if partial and not load else None   # {sector: bytes written}
