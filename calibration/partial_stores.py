@@ -27,7 +27,7 @@ reading the whole array (the read is the one reported: does it fetch the partly
 written sectors from DRAM?).  The GPU's side runs under ncu with its application
 replay and no cache control, so every kernel sees the L2 its predecessors left.
 
-    python -m calibration.partial_stores --gpu OUT [--set retention]
+    python -m calibration.partial_stores --gpu OUT [--set retention|requests]
     python -m calibration.partial_stores --sim OUT [--device sim:h100]
     python -m calibration.partial_stores --report OUT [--md F.md]
 """
