@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+import sys
 import tempfile
 import time
 
@@ -25,8 +26,7 @@ import simgpu
 from calibration import stream_limits
 from simgpu_apps.gpu_tools.calibrate_cases import Case, measure_sim
 
-# h100.toml's DRAM reads as they were until 2026-11-27: booked at arrival, a 32-read queue
-AT_ARRIVAL = {"read_scheduling": '"at-arrival"', "read_queue_depth": 32}
+AT_ARRIVAL, FR_FCFS_32 = stream_limits.AT_ARRIVAL, stream_limits.FR_FCFS_32
 FR_FCFS = {"read_scheduling": '"fr-fcfs"'}
 # Each variant names every key it was run with, so that it stays the same model while
 # h100.toml moves on ("base" is h100.toml as it is).
@@ -45,8 +45,8 @@ VARIANTS = {
     # FR-FCFS over each pseudo-channel's read queue (docs/memory-model.md "FR-FCFS across
     # requests"), over 32 to 256 reads, and with the two stack IDs (h100.toml since
     # 2026-11-27: frfcfs_q128; docs/results/h100-dram-scheduling-2026-11-27.md)
-    "frfcfs": {**FR_FCFS, "read_queue_depth": 32},
-    "frfcfs_ranks2": {**FR_FCFS, "read_queue_depth": 32, "ranks": 2},
+    "frfcfs": FR_FCFS_32,
+    "frfcfs_ranks2": {**FR_FCFS_32, "ranks": 2},
     "frfcfs_q64": {**FR_FCFS, "read_queue_depth": 64},
     "frfcfs_q128": {**FR_FCFS, "read_queue_depth": 128},
     "frfcfs_q256": {**FR_FCFS, "read_queue_depth": 256},
@@ -108,15 +108,16 @@ def table(lines, store_gpu_us=None) -> str:
     for f in common:
         out.append(f"| {f} | " + " | ".join(f"{scores[v][f]:.2f}" + (" *" if abs(
             np.log(scores[v][f])) > np.log(1.15) else "") for v in variants) + " |")
-    within = [sum(abs(np.log(scores[v][f])) <= np.log(1.15) for f in common) for v in variants]
-    gm = [np.exp(np.mean([abs(np.log(scores[v][f])) for f in common])) for v in variants]
+    errors = [[abs(np.log(scores[v][f])) for f in common] for v in variants]   # log(max(r, 1/r))
+    within = [sum(e <= np.log(1.15) for e in err) for err in errors]
+    gm = [np.exp(np.mean(err)) for err in errors]
     out.append("| within 15% | " + " | ".join(f"{w}/{len(common)}" for w in within) + " |")
     out.append("| geometric-mean error | " + " | ".join(f"{g:.3f}x" for g in gm) + " |")
     return "\n".join(out)
 
 
 def main(argv=None) -> None:
-    argv = argv if argv is not None else __import__("sys").argv[1:]
+    argv = argv if argv is not None else sys.argv[1:]
     if argv[:1] == ["table"] and len(argv) == 2:
         print(table(pathlib.Path(argv[1]).read_text().splitlines()))
         return
@@ -127,7 +128,13 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     changes = VARIANTS.get(args.variant)
     if changes is None:
-        changes = json.loads(args.variant)
+        try:
+            changes = json.loads(args.variant)
+        except json.JSONDecodeError:
+            changes = None
+        if not isinstance(changes, dict):
+            ap.error(f"variant {args.variant!r}: give one of {', '.join(VARIANTS)}, or a JSON "
+                     'object of h100.toml keys and values, e.g. \'{"ranks": 2}\'')
     with tempfile.TemporaryDirectory() as tmp:
         if args.job.startswith("case:"):
             _, kind, n = args.job.split(":")
@@ -141,9 +148,12 @@ def main(argv=None) -> None:
         if args.job.startswith("store:"):
             from calibration.write_queue_sweep import simulate
             experiment = args.job[len("store:"):].replace("_", " ")   # (store:line_4_B)
+            if experiment not in STORES:
+                ap.error(f"job {args.job!r}: the store patterns are "
+                         + ", ".join("store:" + s.replace(" ", "_") for s in STORES))
             rep, c, cpu = simulate(changes, experiment)
-            print(f"| {args.variant} | store {experiment} | {rep.cycles / c.gpu.core_clock_mhz:.3f} | "
-                  f"{cpu:.0f} |", flush=True)
+            us = rep.cycles / c.gpu.core_clock_mhz
+            print(f"| {args.variant} | store {experiment} | {us:.3f} | {cpu:.0f} |", flush=True)
             return
         stream_limits.VARIANTS[args.variant] = changes
         print(f"| {args.variant} " + stream_limits.run(args.job, args.variant, pathlib.Path(tmp),

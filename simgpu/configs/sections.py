@@ -252,8 +252,8 @@ class CacheModel:
     l2_write_request_cycles: float | None = _opt("cycles an L2 slice takes per store request "
                                                  "(default: l2_request_cycles)", _POSITIVE, 0.0)
 
-    _OPTIONAL_WHEN_PRESENT = ("l2_request_cycles", "l2_write_request_cycles", "l2_bandwidth_gbps", "l2_store_bandwidth_gbps",
-                              "l2_combined_bandwidth_gbps", "l1_sets", "l2_dirty_bytes",
+    _OPTIONAL_WHEN_PRESENT = ("l2_request_cycles", "l2_write_request_cycles", "l2_bandwidth_gbps",
+                              "l2_store_bandwidth_gbps", "l2_combined_bandwidth_gbps", "l1_sets", "l2_dirty_bytes",
                               "l2_fill_bytes", "l2_halves", "l2_far_latency_cycles",
                               "l2_fabric_bandwidth_gbps", "l2_fill_bandwidth_gbps",
                               "l2_write_masks")

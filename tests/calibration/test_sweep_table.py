@@ -2,6 +2,8 @@
 figures: synthetic lines whose ratios are known."""
 import math
 
+import pytest
+
 from calibration import loaded_latency_sweep as sweep
 
 
@@ -41,3 +43,14 @@ def test_table_counts_the_band_and_the_geometric_mean_over_common_figures():
     assert rows["geometric-mean error"].split("|")[2:4] == [" 1.100x ", " 1.200x "]
     assert "stride32" not in rows and "store full" not in rows
     assert "read4" in rows and "store sector 16 B" in rows
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["nosuch", "wide"], "variant 'nosuch': give one of base,"),
+    (["[1]", "wide"], "a JSON object of h100.toml keys"),
+    (["base", "store:full_x"], "the store patterns are store:full, store:sector_4_B"),
+])
+def test_a_bad_variant_or_store_job_is_refused_by_name(argv, says, capsys):
+    with pytest.raises(SystemExit) as stop:
+        sweep.main(argv)
+    assert stop.value.code == 2 and says in capsys.readouterr().err
