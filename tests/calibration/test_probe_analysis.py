@@ -331,3 +331,23 @@ def test_write_queue_sweep_keeps_gpgpu_sims_proportions_and_refuses_odd_depths(c
     with pytest.raises(SystemExit):
         WQ.main(["12", "full"])
     assert "give a multiple of 8" in capsys.readouterr().err
+
+
+def test_partial_stores_requests_set_writes_word_r_of_every_line_in_sweep_r():
+    """--set requests: sweep r (of REQUEST_SWEEPS[i]) stores word r of each 128-B line, so
+    every store is a request of one sector; the model's kernel (mode 5) against numpy."""
+    import simgpu
+    from calibration import partial_stores as PS
+    got = PS.experiments("requests")
+    assert [name for _, name, _ in got] == [f"line 4 B x {r}" for r in PS.REQUEST_SWEEPS]
+    assert all(mib == 8 and launches[0][1] == 5 and launches[0][2] == (8 << 20) // 128 * r
+               for (mib, _, launches), r in zip(got, PS.REQUEST_SWEEPS))
+    dev = simgpu.get_device("sim:h100")
+    words, sweeps = 4096, 3                          # 128 lines of 32 words, 3 sweeps
+    lines, count = words // 32, words // 32 * sweeps
+    a = dev.zeros(words, np.int32)
+    dev.launch(PS.sim_store_pattern, 4, 64, a, count, 5, words // 8, engine="lockstep")
+    want = np.zeros(words, np.int32)
+    k = np.arange(count)
+    want[(k % lines) * 32 + k // lines] = k
+    np.testing.assert_array_equal(a.to_host(), want)
