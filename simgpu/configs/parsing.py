@@ -120,6 +120,9 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>", key: str = "
     if parts["cache"].l2_halves == 2 and parts["memory"].partitions % 2:
         checker("cache")("l2_halves", f"2 halves need an even number of memory partitions "
                                       f"(memory.partitions = {parts['memory'].partitions})")
+    if parts["memory"].partition_half_mask and parts["cache"].l2_halves != 2:
+        checker("memory")("partition_half_mask", "chooses an L2 half, and this config's L2 "
+                                                 "is one (cache.l2_halves): remove it")
     parts["dram"]._check(checker("dram"), parts["memory"])
     # The coalescing rule follows from the architecture; the key states it for
     # readers, so it must agree rather than silently not matter.

@@ -61,6 +61,16 @@ class MemoryModel:
         "an address bit that takes no part in choosing the partition (it goes to the place "
         "within it): two interleave pieces that differ only there share a partition "
         "(default: none, plain round robin)")
+    partition_hash_unit_bytes: int | None = _opt(
+        "hash addresses over the partitions: each aligned unit of this many bytes spreads "
+        "its interleave pieces over as many partitions, a hash of the unit number chooses "
+        "which and in what order (simgpu/mem/slice_hash.py; default: no hash, round robin)")
+    partition_half_mask: int | None = _opt(
+        "with the hash: the address bits (a mask) whose parity chooses the L2 half, that "
+        "is the partition's parity (default: the hash chooses it with the rest)")
+    partition_hash_page_bytes: int | None = _opt(
+        "with partition_half_mask: a hash of the number of this page flips the half "
+        "(default: never)")
 
     @property
     def computed_bandwidth_gbps(self) -> float:
@@ -94,11 +104,44 @@ class MemoryModel:
             err("partition_skip_bit", f"bit {skip} lies within one interleave piece of "
                                       f"{self.partition_interleave_bytes} B; give a bit at or "
                                       f"above {self.partition_interleave_bytes.bit_length() - 1}")
+        self._check_hash(err)
         if (self.interconnect_flit_bytes is None) != (self.interconnect_clock_mhz is None):
             err("interconnect_clock_mhz", "interconnect_flit_bytes and interconnect_clock_mhz go "
                                           "together: give both or neither")
         if self.coalescing not in _COALESCING:
             err("coalescing", f"expected one of {', '.join(map(repr, _COALESCING))}, got {self.coalescing!r}")
+
+    def _check_hash(self, err) -> None:
+        unit = self.partition_hash_unit_bytes
+        if unit is None:
+            for name in ("partition_half_mask", "partition_hash_page_bytes"):
+                if getattr(self, name) is not None:
+                    err(name, "goes with the address hash: set partition_hash_unit_bytes "
+                              "too, or remove it")
+            return
+        piece = self.partition_interleave_bytes * (1 if self.partition_skip_bit is None else 2)
+        if unit & (unit - 1) or unit < piece or unit % piece:
+            err("partition_hash_unit_bytes",
+                f"{unit} is not a power of two that holds whole interleave pieces of "
+                f"{piece} B (partition_interleave_bytes"
+                f"{' x 2, for partition_skip_bit' if piece != self.partition_interleave_bytes else ''})")
+        if self.partition_skip_bit is not None and (1 << self.partition_skip_bit) >= unit:
+            err("partition_skip_bit", f"bit {self.partition_skip_bit} lies above the hash's "
+                                      f"unit of {unit} B; give one inside it")
+        mask, page = self.partition_half_mask, self.partition_hash_page_bytes
+        halves = 2 if mask else 1
+        if mask is not None and (mask <= 0 or mask % unit or not mask & unit):
+            err("partition_half_mask", f"{mask:#x} must set the bit of the hash's unit of "
+                                       f"{unit} B (bit {unit.bit_length() - 1}), so that "
+                                       "neighbouring units are one in each half, and no lower "
+                                       "ones, so that a unit lies in one half")
+        if page is not None and (mask is None or page & (page - 1) or page < 2 * unit):
+            err("partition_hash_page_bytes", f"{page}: give a power of two at least two units "
+                                             f"({unit} B), with partition_half_mask")
+        if self.partitions % (halves * (unit // piece)):
+            err("partition_hash_unit_bytes",
+                f"a unit's {unit // piece} pieces{' in each of 2 halves' * (halves == 2)} do "
+                f"not divide the {self.partitions} partitions into whole groups")
 
 
 @dataclass(frozen=True)

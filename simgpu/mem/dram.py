@@ -3,8 +3,9 @@
 * :class:`AddressMap` -- a byte address's (partition, bank, row): consecutive
   ``partition_interleave_bytes`` chunks go round-robin over the partitions (where
   ``partition_skip_bit`` is set, that address bit is left out of the choice, and the
-  chunks it tells apart share a partition, one after the other within it); in a
-  partition, consecutive bursts go round-robin over its sub-channels, then over
+  chunks it tells apart share a partition, one after the other within it), or, where
+  ``partition_hash_unit_bytes`` is set, over the partitions a hash of the address
+  chooses (:mod:`~simgpu.mem.slice_hash`); in a partition, consecutive bursts go round-robin over its sub-channels, then over
   their bank groups (``[dram]``; GDDR3 has one of each: a 64-B L2 fill of HBM3
   reads both pseudo-channels at once), and each bank group's bursts fill a row of
   one bank, then the next bank.
@@ -23,7 +24,10 @@ are given in memory cycles and converted once.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from .dram_timing import SubChannel, Timing
+from .slice_hash import SliceHash
 
 __all__ = ["AddressMap", "Partition", "Dram", "SubChannel", "Timing"]
 
@@ -48,6 +52,7 @@ class AddressMap:
     bursts_per_row: int
     granule: int
     skip: int
+    hashed: Any
 
     def __init__(self, memory, dram=None):
         self.interleave = memory.partition_interleave_bytes
@@ -55,6 +60,7 @@ class AddressMap:
         skip = memory.partition_skip_bit
         self.skip = -1 if skip is None else skip - (self.interleave.bit_length() - 1)
         self.n = memory.partitions
+        self.hashed = SliceHash(memory) if memory.partition_hash_unit_bytes else None
         # memory.dram_banks_per_partition counts one rank's banks; [dram] ranks (HBM3
         # stack IDs) multiplies them: bank j of a bank group's numbers is in rank j % ranks
         self.banks = memory.dram_banks_per_partition * (dram.ranks if dram is not None else 1)
@@ -77,6 +83,23 @@ class AddressMap:
 
     def locate(self, address):
         """(partition, bank, row) of byte addresses (an int or a numpy array)."""
+        if self.hashed is not None:
+            part, local = self.hashed.locate(address)
+        else:
+            part, local = self._round_robin(address)
+        if self.lanes == 1:
+            page = local // self.row_bytes
+            return part, page % self.banks, page // self.banks
+        k = local // self.burst                # the burst's number in the partition
+        lane = k % self.lanes
+        sub, group = lane % self.subs, lane // self.subs
+        page = (k // self.lanes) // self.bursts_per_row
+        bank = (sub * self.banks_per_sub + group * self.banks_per_group
+                + page % self.banks_per_group)
+        return part, bank, page // self.banks_per_group
+
+    def _round_robin(self, address):
+        """(partition, place within it in bytes) of byte addresses, dealt round robin."""
         chunk = address // self.interleave
         if self.skip >= 0:                 # two chunks that differ only in bit ``skip``
             s = self.skip                  # share a partition: the other bits choose it,
@@ -86,18 +109,7 @@ class AddressMap:
             local = ((chunk // self.n) * 2 + bit) * self.interleave + address % self.interleave
         else:
             local = (chunk // self.n) * self.interleave + address % self.interleave
-        if self.lanes == 1:
-            page = local // self.row_bytes
-            return chunk % self.n, page % self.banks, page // self.banks
-        # (not ``s`` above: mypyc types a name once, and ``s`` is an int where this may
-        # be an array)
-        k = local // self.burst                # the burst's number in the partition
-        lane = k % self.lanes
-        sub, group = lane % self.subs, lane // self.subs
-        page = (k // self.lanes) // self.bursts_per_row
-        bank = (sub * self.banks_per_sub + group * self.banks_per_group
-                + page % self.banks_per_group)
-        return chunk % self.n, bank, page // self.banks_per_group
+        return chunk % self.n, local
 
     def where(self, address: int) -> tuple[int, int, int]:
         """:meth:`locate` of one address, remembered per granule."""

@@ -47,6 +47,8 @@ def supported(memory) -> str | None:
         return "the interconnect is a fixed latency"
     if d.subchannels != 1 or d.bank_groups != 1 or memory.amap.lanes != 1:
         return "the DRAM has several sub-channels or bank groups"
+    if memory.amap.hashed is not None:
+        return "the address map is hashed"
     if d.ranks != 1:
         return "the DRAM has several ranks (stack IDs)"
     tm = memory.dram.timing
