@@ -19,11 +19,14 @@ from simgpu.mem.slice_hash import mix, parity
 
 H100 = load_config("h100")
 MASK_BITS = (12, 13, 16, 17, 19)          # calibration/l2_chunks.py's fit
+#: the probed hash (h100.toml's commented lines: judged once, not kept; see there)
+HASH = dict(partition_hash_unit_bytes=4096, partition_half_mask=0xB3000,
+            partition_hash_page_bytes=2 << 20)
 
 
 def amap(**memory):
     cfg = H100
-    return AddressMap(dataclasses.replace(cfg.memory, **memory), cfg.dram)
+    return AddressMap(dataclasses.replace(cfg.memory, **(HASH | memory)), cfg.dram)
 
 
 @settings(max_examples=200, deadline=None)
@@ -49,6 +52,7 @@ def test_the_half_is_the_parity_of_the_probed_bits_within_a_page():
     """Within a 2 MiB page, two 4 KiB chunks share a home half exactly when bits 12, 13,
     16, 17 and 19 have the same parity; the constant differs between pages."""
     m, l2 = amap(), L2.for_config(H100.cache)
+    assert H100.cache.l2_halves == 2
     flips = set()
     for page in range(8):
         base = page << 21
@@ -99,8 +103,26 @@ def test_an_array_and_its_ints_are_placed_alike(addresses):
     assert [tuple(map(int, x)) for x in zip(p, b, r)] == [m.where(a) for a in addresses]
 
 
-def _h100_with(tmp_path, old, new):
+def _h100_text() -> str:
+    """h100.toml with the hash's lines in force, commented or not."""
+    import re
     text = (pathlib.Path(configs.__file__).parent / "h100.toml").read_text()
+    for key in HASH:
+        text = re.sub(rf"(?m)^# ({key} = )", r"\1", text)
+    return text
+
+
+def test_the_hash_s_lines_load():
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        p = pathlib.Path(tmp) / "hashed.toml"
+        p.write_text(_h100_text())
+        m = load_config(str(p)).memory
+    assert {k: getattr(m, k) for k in HASH} == HASH
+
+
+def _h100_with(tmp_path, old, new):
+    text = _h100_text()
     assert old in text
     path = tmp_path / "mygpu.toml"
     path.write_text(text.replace(old, new))
@@ -130,7 +152,7 @@ def test_a_bad_hash_is_refused_by_name(tmp_path, old, new, message):
 
 def test_a_half_mask_needs_an_l2_of_two_halves():
     import tomllib
-    data = tomllib.loads((pathlib.Path(configs.__file__).parent / "h100.toml").read_text())
+    data = tomllib.loads(_h100_text())
     data["cache"] = {k: v for k, v in data["cache"].items()
                      if not k.startswith(("l2_far", "l2_fabric"))} | {"l2_halves": 1}
     with pytest.raises(configs.ConfigError, match="partition_half_mask: chooses an L2 half"):
