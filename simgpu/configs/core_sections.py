@@ -148,6 +148,22 @@ class IssueModel:
     max_outstanding_misses_per_sm: int | None = _opt(
         "MSHR-like bound: global transactions of loads and atomics one SM may have waiting "
         "for their data; the next one waits for a slot (default: no bound)")
+    unroll_loops: int | None = _opt(
+        "the compiler unrolls a step-1 loop whose trip count is known only at run time this "
+        "many times (a power of two), a remainder loop first (simgpu/sim/compiler_passes.py; "
+        "default: loops run as written)")
+    unroll_full_max_trips: int | None = _opt(
+        "the compiler turns a loop of a constant trip count up to this into copies of its "
+        "body (default: none)")
+    schedule_loads: bool = _opt("the compiler issues each load as early as its operands and "
+                                "the memory order allow (default: false, where the source has it)",
+                                None, False)
+
+    def _check(self, err) -> None:
+        u = self.unroll_loops
+        if u is not None and u & (u - 1):
+            err("unroll_loops", f"{u} is not a power of two (the remainder loop runs the "
+                                "trip count's low bits: 2, 4, 8, ...)")
 
     @property
     def warp_instructions_per_cycle(self) -> float:

@@ -113,6 +113,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>", key: str = "
 
     parts["gpu"]._check(checker("gpu"))
     parts["limits"]._check(checker("limits"), parts["gpu"])
+    parts["issue"]._check(checker("issue"))
     parts["memory"]._check(checker("memory"))
     parts["cache"]._check(checker("cache"))
     if "tlb" in parts:

@@ -11,6 +11,7 @@ from ..report import LaunchReport
 from .engines import run_lockstep, run_warps
 from .interpreter import ArrayBinding, Counters
 from .checks import LaunchChecker, forget_unset, parse_checks
+from .compiler_passes import compiled_form
 from .counters import TrafficCounter
 from .lanes import Geometry
 from .schedule import Schedule
@@ -48,6 +49,7 @@ def interruptible(sched: Schedule):
 def run(device, fn, grid, block, scalars, arrays, engine, schedule, seed,
         max_loop_iterations=None, check=None) -> LaunchReport:
     checks = parse_checks(check)
+    fn = compiled_form(fn, device.config.issue)       # as the config's compiler issues it
     sched = Schedule(schedule, seed)
     if max_loop_iterations is not None:
         sched.max_loop_iterations = max_loop_iterations

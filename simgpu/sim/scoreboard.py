@@ -25,9 +25,10 @@ scoreboard.  Two kinds of pending values:
   statement (an assignment of a computed value: the instruction that writes it
   issues in order).
 
-What the scoreboard does not see: the compiler's unrolling and its hoisting of
-loads across statements and loop iterations (a load is issued where the
-kernel's source has it), and the register file's limit on outstanding loads.
+A load is issued where the IR it runs has it: the kernel's source, or, where the
+config's ``[issue]`` asks, the source unrolled and its loads scheduled ahead of their
+uses as nvcc does (:mod:`simgpu.sim.compiler_passes`).  Not seen: the register
+file's limit on outstanding loads.
 """
 from __future__ import annotations
 
