@@ -177,7 +177,7 @@ def _order(fn):
 
 
 def test_the_scheduled_order_is_nvcc_s():
-    """SASS of the rendered transpose_tiled (calibration/compiler_sass.py): LDG x4, STS x4,
+    """SASS of the rendered transpose_tiled (validation/compiler_sass.py): LDG x4, STS x4,
     BAR, LDS x4, STG x4; of transpose_naive: LDG, STG, four times (dst may alias src)."""
     from validation import h100_kernels as K
     issue = device(ON).config.issue

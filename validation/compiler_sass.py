@@ -1,6 +1,6 @@
 """What nvcc does to the loops and loads of rendered kernels, from their SASS.
 
-    python -m calibration.compiler_sass [--arch sm_90] [--markdown]
+    python -m validation.compiler_sass [--arch sm_90] [--markdown]
 
 Renders the held-out kernels with loops or several loads (validation/h100_kernels.py)
 and three probe kernels (a constant loop of 4, 16 and 64 trips of a global load and a
@@ -66,7 +66,7 @@ def sass_ops(source: str, arch: str) -> list:
     nvcc = find_nvcc()
     dump = os.environ.get("CUOBJDUMP") or shutil.which("cuobjdump")
     if nvcc is None or dump is None:
-        raise SystemExit("calibration.compiler_sass needs nvcc and cuobjdump (set CUOBJDUMP)")
+        raise SystemExit("validation.compiler_sass needs nvcc and cuobjdump (set CUOBJDUMP)")
     with tempfile.TemporaryDirectory() as tmp:
         cu, cubin = os.path.join(tmp, "k.cu"), os.path.join(tmp, "k.cubin")
         with open(cu, "w") as f:
@@ -91,7 +91,7 @@ def _compact(ops: list) -> str:
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(prog="python -m calibration.compiler_sass")
+    p = argparse.ArgumentParser(prog="python -m validation.compiler_sass")
     p.add_argument("--arch", default="sm_90")
     p.add_argument("--markdown", action="store_true")
     args = p.parse_args(argv)
