@@ -30,6 +30,7 @@ HELD_OUT = ("transpose_tiled", "transpose_naive", "spmv_csr", "bfs_expand", "ste
 _OPS = re.compile(r"\b(LDG|STG|LDS|STS|BAR|BRA)\b")
 
 
+# One kernel per trip count: a loop's bounds are literals or module constants.
 @kernel
 def constant_loop_4(a: Array[i32], b: Array[i32], n: i32):
     t = shared_array(i32, 2048)

