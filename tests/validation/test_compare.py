@@ -85,3 +85,15 @@ def test_unrolled_request_counts_known_answer():
     # lanes of 1 and 4 iterations: IR 4; unrolled: remainder 1, then one block of four
     lengths = np.array([1, 4] * 16)
     assert spmv_requests(lengths) == (2 + 3 * 4, 2 + 3 * 1 + 12 * 1)
+
+
+def test_the_sass_structure_s_request_counts_known_answer():
+    import numpy as np
+
+    from validation.unroll_counts import spmv_requests_sass
+    # 5 iterations: remainder 1, one group of four: the pass of four copies only
+    assert spmv_requests_sass(np.full(32, 5)) == 2 + 3 * 1 + 12
+    # lanes of 16 and 8: four groups (a pass of 16) and two (the pass of 8)
+    assert spmv_requests_sass(np.array([16, 8] * 16)) == 2 + 48 + 24
+    # 28 iterations: seven groups, a pass of 16, then 8 and 4
+    assert spmv_requests_sass(np.full(32, 28)) == 2 + 48 + 24 + 12
