@@ -152,6 +152,10 @@ class IssueModel:
         "the compiler unrolls a step-1 loop whose trip count is known only at run time this "
         "many times (a power of two), a remainder loop first (simgpu/sim/compiler_passes.py; "
         "default: loops run as written)")
+    unroll_straight_copies: int | None = _opt(
+        "with unroll_loops: a loop whose body is assignments only (no store, branch or "
+        "atomic) runs this many copies at a time, then half as many, down to unroll_loops, "
+        "for what is left (a power of two; default: unroll_loops copies)")
     unroll_full_max_trips: int | None = _opt(
         "the compiler turns a loop of a constant trip count up to this into copies of its "
         "body (default: none)")
@@ -164,6 +168,10 @@ class IssueModel:
         if u is not None and u & (u - 1):
             err("unroll_loops", f"{u} is not a power of two (the remainder loop runs the "
                                 "trip count's low bits: 2, 4, 8, ...)")
+        w = self.unroll_straight_copies
+        if w is not None and (u is None or w & (w - 1) or w < u):
+            err("unroll_straight_copies", f"{w}: give a power of two at least unroll_loops "
+                                          f"({u}), with unroll_loops set")
 
     @property
     def warp_instructions_per_cycle(self) -> float:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..ir import nodes as ir
-from ..ir.ops import BinaryOp, CompareOp
+from ..ir.ops import BinaryOp, CompareOp, LogicalOp
 from ..ir.types import SCALAR_TYPES
 
 __all__ = ["compiled_form", "unroll", "schedule_loads"]
@@ -44,7 +44,8 @@ def compiled_form(fn: ir.Function, issue) -> ir.Function:
     """``fn`` as the compiler of the config's ``[issue]`` section would issue it
     (``fn`` itself where the section asks for no pass); made once per kernel and
     setting."""
-    key = ("compiler", issue.unroll_loops, issue.unroll_full_max_trips, issue.schedule_loads)
+    wide = issue.unroll_straight_copies
+    key = ("compiler", issue.unroll_loops, issue.unroll_full_max_trips, wide, issue.schedule_loads)
     if not (issue.unroll_loops or issue.unroll_full_max_trips or issue.schedule_loads):
         return fn
     got = fn.compiled.get(key)
@@ -52,7 +53,8 @@ def compiled_form(fn: ir.Function, issue) -> ir.Function:
         names = _Names(fn)
         out = fn
         if issue.unroll_loops or issue.unroll_full_max_trips:
-            out = unroll(out, issue.unroll_loops or 1, issue.unroll_full_max_trips or 0, names)
+            out = unroll(out, issue.unroll_loops or 1, issue.unroll_full_max_trips or 0, names,
+                         wide or 0)
         if issue.schedule_loads:
             out = schedule_loads(out, names)
         got = fn.compiled[key] = out
@@ -144,7 +146,8 @@ def _with_var(body: tuple, var: str, value) -> tuple:
     return tuple(map_stmt(s, f) for s in body)
 
 
-def unroll(fn: ir.Function, factor: int, full_max: int, names: _Names | None = None):
+def unroll(fn: ir.Function, factor: int, full_max: int, names: _Names | None = None,
+           wide: int = 0):
     """``fn`` with its ``for`` loops unrolled (see the module's docstring)."""
     names = names or _Names(fn)
     types = fn.local_types()
@@ -153,7 +156,7 @@ def unroll(fn: ir.Function, factor: int, full_max: int, names: _Names | None = N
         out = []
         for s in stmts:
             if type(s) is ir.For and _unrollable(s):
-                out.extend(_unroll_for(s, types[s.var], factor, full_max, names))
+                out.extend(_unroll_for(s, types[s.var], factor, full_max, names, wide))
             else:
                 out.append(s)
         return out
@@ -161,7 +164,14 @@ def unroll(fn: ir.Function, factor: int, full_max: int, names: _Names | None = N
     return names.add_to(fn, _map_blocks(fn.body, block))
 
 
-def _unroll_for(s: ir.For, t, factor: int, full_max: int, names: _Names) -> list:
+def _straight(body: tuple) -> bool:
+    """A body of assignments only, no store, atomic, call or warp operation: ptxas
+    unrolls its loop further (spmv_csr's SASS; bfs_expand's, which stores, it does not)."""
+    return all(type(n) is ir.Assign for n in body) and not any(
+        isinstance(n, _BARRIER_EXPRS) for n in ir.walk(body))
+
+
+def _unroll_for(s: ir.For, t, factor: int, full_max: int, names: _Names, wide: int = 0) -> list:
     start, stop, step = _int_const(s.start), _int_const(s.stop), _int_const(s.step)
     loc = s.loc
     if None not in (start, stop, step) and step and 0 < len(range(start, stop, step)) <= full_max:
@@ -190,15 +200,47 @@ def _unroll_for(s: ir.For, t, factor: int, full_max: int, names: _Names) -> list
     for k in range(factor):
         v = var(mid) if k == 0 else ir.Binary(t, loc, BinaryOp.ADD, var(mid), c(k))
         copies.extend(_with_var(s.body, s.var, v))
-    return [
+    head = [
         ir.Assign(loc, first, s.start),
         ir.Assign(loc, last, s.stop),
         ir.Assign(loc, mid, ir.Select(t, loc, boolean,
                                       ir.Binary(t, loc, BinaryOp.ADD, var(first), rest),
                                       var(first))),
         ir.For(loc, s.var, var(first), var(mid), c(1), s.body),
-        ir.For(loc, mid, var(mid), var(last), c(factor), tuple(copies)),
     ]
+    if not (wide > factor and _straight(s.body)):
+        return head + [ir.For(loc, mid, var(mid), var(last), c(factor), tuple(copies))]
+    # ptxas's further unrolling (spmv_csr's SASS): the copies ``wide`` at a time, then
+    # ``wide / 2``, ... down to ``factor`` for what is left
+    def copies_at(base, n):
+        out = []
+        for k in range(n):
+            v = var(base) if k == 0 else ir.Binary(t, loc, BinaryOp.ADD, var(base), c(k))
+            out.extend(_with_var(s.body, s.var, v))
+        return tuple(out)
+
+    def sub(a, b):
+        return ir.Binary(t, loc, BinaryOp.SUB, a, b)
+
+    boolean_t = SCALAR_TYPES["boolean"]
+    top, run = names.fresh("_unroll_", t), names.fresh("_unroll_", t)
+    left = sub(var(last), var(mid))
+    whole = sub(left, ir.Binary(t, loc, BinaryOp.BITAND, left, c(wide - 1)))
+    more = ir.Compare(boolean_t, loc, CompareOp.GT, var(last), var(mid))
+    out = head + [
+        ir.Assign(loc, top, ir.Select(t, loc, more,
+                                      ir.Binary(t, loc, BinaryOp.ADD, var(mid), whole), var(mid))),
+        ir.For(loc, run, var(mid), var(top), c(wide), copies_at(run, wide)),
+    ]
+    n = wide // 2
+    while n >= factor:
+        fits = ir.Logical(boolean_t, loc, LogicalOp.AND,
+                          ir.Compare(boolean_t, loc, CompareOp.GT, var(last), var(top)),
+                          ir.Compare(boolean_t, loc, CompareOp.GE, sub(var(last), var(top)), c(n)))
+        out.append(ir.If(loc, fits, copies_at(top, n) + (
+            ir.Assign(loc, top, ir.Binary(t, loc, BinaryOp.ADD, var(top), c(n))),), ()))
+        n //= 2
+    return out
 
 
 # --------------------------------------------------------------------------- #

@@ -18,8 +18,10 @@ from simgpu.ir import nodes as ir
 from simgpu.sim.compiler_passes import compiled_form
 from validation.h100_kernels import spmv_csr as row_sums   # the held-out SpMV: a row loop
 
-ON = dict(unroll_loops=4, unroll_full_max_trips=16, schedule_loads=True)
-OFF = dict(unroll_loops=None, unroll_full_max_trips=None, schedule_loads=False)
+ON = dict(unroll_loops=4, unroll_straight_copies=16, unroll_full_max_trips=16, schedule_loads=True)
+BY_FOUR = dict(ON, unroll_straight_copies=None)
+OFF = dict(unroll_loops=None, unroll_straight_copies=None, unroll_full_max_trips=None,
+           schedule_loads=False)
 
 
 def device(passes, name="sim:h100"):
@@ -88,25 +90,28 @@ def _run_row_sums(dev, lengths):
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.integers(0, 11), min_size=1, max_size=200))
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=200))
 def test_an_unrolled_loop_sums_and_counts_as_nvcc_s(lengths):
+    from validation.unroll_counts import spmv_requests, spmv_requests_sass
     got, rep = _run_row_sums(device(ON), lengths)
+    four, rep4 = _run_row_sums(device(BY_FOUR), lengths)
     want, plain = _run_row_sums(device(OFF), lengths)
     row_ptr, col, val, x = _csr(lengths)
     ref = np.array([sum(np.float32(val[k]) * x[col[k]] for k in range(row_ptr[r], row_ptr[r + 1]))
                     for r in range(len(lengths))], np.float32)
     np.testing.assert_allclose(got, ref, rtol=1e-5)
-    np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))  # same order of adds
-    # validation/unroll_counts.py: per warp, 2 row_ptr loads and 3 loads an iteration
+    for other in (four, want):                      # the same adds in the same order
+        np.testing.assert_array_equal(got.view(np.int32), other.view(np.int32))
+    # validation/unroll_counts.py's formulas, per warp (lanes past the rows: 0 iterations,
+    # warps with no row: none)
     L = np.asarray(lengths)
-    L = np.concatenate([L, np.zeros(-len(L) % 32, int)]).reshape(-1, 32)
-    live = np.arange(L.size).reshape(L.shape) < len(lengths)
-    warps = live.any(1)
-    L = L[warps]
-    ir_loop = 2 * len(L) + 3 * L.max(1).sum()
-    unrolled = 2 * len(L) + 3 * (L % 4).max(1).sum() + 12 * (L // 4).max(1).sum()
+    L = np.concatenate([L, np.zeros(-len(L) % 32, int)])
+    live = (np.arange(L.size) < len(lengths)).reshape(-1, 32).any(1)
+    L = L.reshape(-1, 32)[live].ravel()
+    ir_loop, by_four = spmv_requests(L)
     assert plain.loads.requests == ir_loop
-    assert rep.loads.requests == unrolled
+    assert rep4.loads.requests == by_four
+    assert rep.loads.requests == spmv_requests_sass(L)
 
 
 @settings(max_examples=20, deadline=None)
@@ -199,6 +204,16 @@ def test_nothing_changes_without_the_passes():
     issue = device(OFF).config.issue
     assert compiled_form(fn, issue) is fn
     assert compiled_form(fn, device(ON).config.issue) is compiled_form(fn, device(ON).config.issue)
+
+
+def test_the_straight_copies_need_a_power_of_two_past_the_factor():
+    import tomllib
+    import pathlib
+    import simgpu.configs as configs
+    data = tomllib.loads((pathlib.Path(configs.__file__).parent / "h100.toml").read_text())
+    data["issue"]["unroll_straight_copies"] = 2
+    with pytest.raises(ConfigError, match="issue.unroll_straight_copies: 2: give a power of two"):
+        parse_config(data, "mygpu.toml")
 
 
 def test_an_unroll_factor_must_be_a_power_of_two():
