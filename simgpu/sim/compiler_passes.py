@@ -4,15 +4,18 @@ The simulator runs a kernel's IR as its source has it; nvcc does not.  Two of it
 transformations show in the card's counts and times, and both are here, as IR
 passes, applied where the config's ``[issue]`` section asks for them:
 
-* **Loop unrolling** (``unroll_loops``, ``unroll_full_max_trips``).  A ``for`` loop
+* **Loop unrolling** (``unroll_loops``, ``unroll_straight_copies``,
+  ``unroll_full_max_trips``).  A ``for`` loop
   whose trip count is a constant up to ``unroll_full_max_trips`` becomes that many
   copies of its body (the loop variable a constant in each).  A loop of step 1 whose
   trip count is known only at run time becomes a remainder loop of ``trips %
   unroll_loops`` iterations, then a loop whose body holds ``unroll_loops`` copies.  A
   warp issues each copy's instructions once for every iteration any of its lanes
   runs, so unrolling changes the request counts of loops whose lanes run different
-  trip counts (validation/unroll_counts.py: the H100's ncu counts for spmv_csr and
-  bfs_expand are those of a loop unrolled by four, remainder first).
+  trip counts (validation/unroll_counts.py: the H100's ncu counts for bfs_expand are
+  those of a loop unrolled by four, remainder first).  Where the body is assignments
+  only (``unroll_straight_copies``), ptxas goes on: the copies run sixteen at a time,
+  then eight, then four for what is left, and spmv_csr's counts are exactly those.
 * **Load scheduling** (``schedule_loads``).  In straight-line code, each global or
   shared load becomes an instruction of its own (a pending temporary) and issues as
   early as its operands and the memory order allow, loads before other instructions
