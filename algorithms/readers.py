@@ -191,15 +191,11 @@ def read_edges(path, n: int | None = None) -> tuple[int, np.ndarray]:
 
 
 def _read_mtx(path, data: bytes, n):
+    import scipy.io
     import scipy.sparse
-    # scipy's pure-Python Matrix Market reader, not scipy.io.mmread's C++ one
-    # (fast_matrix_market): that one crashed the interpreter (a segmentation fault in
-    # its threaded body parser) on a damaged file in tests/test_fuzz_input.py, CI run of
-    # 2026-11-27, and a damaged input file must give an error, never a crash
-    from scipy.io import _mmio
     try:
-        info = _mmio.mminfo(io.BytesIO(data))
-        mat = _mmio.mmread(io.BytesIO(data))
+        info = scipy.io.mminfo(io.BytesIO(data))
+        mat = scipy.io.mmread(io.BytesIO(data))
     except Exception as exc:     # scipy raises ValueError, IndexError, ... on damaged files
         raise InputFileError(f"{path}: not a readable Matrix Market file ({exc})") from None
     rows, cols, symmetry = info[0], info[1], info[5]
