@@ -55,10 +55,11 @@ def _distinct(sectors: np.ndarray) -> int:
     return int(((s >= 0) & new).sum())
 
 
-def spmv_sectors(row_ptr: np.ndarray, col: np.ndarray) -> tuple:
-    """(IR, unrolled) load sectors: the two row_ptr loads, then per executed iteration
+def _spmv_rows(row_ptr: np.ndarray, col: np.ndarray):
+    """(each lane's first k, its iterations, the two row_ptr loads' sectors, loop) per
+    warp of spmv_csr; ``loop(ks, active)`` is the sectors of one executed iteration:
     col[k] and val[k] (sector k // 8 of 4-byte words in 32-byte sectors, arrays aligned)
-    and x[col[k]]; which lanes' k share one instruction is what the unrolling changes."""
+    and x[col[k]], for the lanes in ``active``."""
     start = row_ptr[:-1].reshape(-1, 32).astype(np.int64)
     n = np.diff(row_ptr).reshape(-1, 32)
     r = np.arange(start.size).reshape(-1, 32)
@@ -69,6 +70,13 @@ def spmv_sectors(row_ptr: np.ndarray, col: np.ndarray) -> tuple:
         own = np.where(active, ks // 8, -1)
         gathered = np.where(active, col[np.minimum(ks, len(col) - 1)] // 8, -1)
         return 2 * _distinct(own) + _distinct(gathered)
+    return start, n, base, loop
+
+
+def spmv_sectors(row_ptr: np.ndarray, col: np.ndarray) -> tuple:
+    """(IR, unrolled) load sectors: which lanes' k share one instruction is what the
+    unrolling changes."""
+    start, n, base, loop = _spmv_rows(row_ptr, col)
     ir = sum(loop(start + j, n > j) for j in range(int(n.max())))
     rem, blocks = n % 4, n // 4
     unr = sum(loop(start + j, rem > j) for j in range(3))
@@ -79,16 +87,7 @@ def spmv_sectors(row_ptr: np.ndarray, col: np.ndarray) -> tuple:
 
 def spmv_sectors_sass(row_ptr: np.ndarray, col: np.ndarray) -> int:
     """Load sectors of the SASS's structure (as spmv_sectors, the copies regrouped)."""
-    start = row_ptr[:-1].reshape(-1, 32).astype(np.int64)
-    n = np.diff(row_ptr).reshape(-1, 32)
-    r = np.arange(start.size).reshape(-1, 32)
-    total = _distinct(r // 8) + _distinct((r + 1) // 8)
-
-    def loop(ks, active):
-        ks = np.where(active, ks, 0)
-        own = np.where(active, ks // 8, -1)
-        gathered = np.where(active, col[np.minimum(ks, len(col) - 1)] // 8, -1)
-        return 2 * _distinct(own) + _distinct(gathered)
+    start, n, total, loop = _spmv_rows(row_ptr, col)
     rem, g = n % 4, n // 4
     total += sum(loop(start + j, rem > j) for j in range(3))
     k = start + rem                                  # each lane's first k of the groups
