@@ -22,6 +22,8 @@ import numpy as np
 
 from simgpu.lang.errors import ArgumentError, InputFileError
 
+from .matrix_market import read_matrix_market
+
 INT64_MAX = 2**63 - 1
 FORMATS = ("npy", "mtx", "text")
 WHAT_IS_READ = ("read_succ and read_edges take numpy .npy arrays, Matrix Market files and "
@@ -152,8 +154,9 @@ def read_succ(path, validate: bool = True) -> np.ndarray:
 def read_edges(path, n: int | None = None) -> tuple[int, np.ndarray]:
     """Read a graph as (n, edges int64 (m, 2)); the format is found by content.
 
-    - Matrix Market (scipy.io.mmread); must be square; for symmetric
-      matrices only the stored triangle (row >= col) is kept, one edge per pair.
+    - Matrix Market (algorithms.matrix_market), coordinate or array; must be square;
+      every stored non-zero is an edge; of a symmetric matrix each stored pair is one
+      edge (row >= col).
     - .npy: an integer array of shape (m, 2).
     - text edge list, one edge "u v [more columns ignored]" per line, lines or
       tails after '#' or '%' are comments (SNAP style).
@@ -191,23 +194,9 @@ def read_edges(path, n: int | None = None) -> tuple[int, np.ndarray]:
 
 
 def _read_mtx(path, data: bytes, n):
-    import scipy.io
-    import scipy.sparse
-    try:
-        info = scipy.io.mminfo(io.BytesIO(data))
-        mat = scipy.io.mmread(io.BytesIO(data))
-    except Exception as exc:     # scipy raises ValueError, IndexError, ... on damaged files
-        raise InputFileError(f"{path}: not a readable Matrix Market file ({exc})") from None
-    rows, cols, symmetry = info[0], info[1], info[5]
-    if rows != cols:
-        raise InputFileError(f"{path}: matrix is {rows} x {cols}, an adjacency matrix must be "
-                             "square")
-    if not scipy.sparse.issparse(mat):  # "array" (dense) format
-        mat = scipy.sparse.coo_array(np.asarray(mat))
-    nn, edges = as_edge_array(mat, n)
-    if symmetry != "general":
-        edges = edges[edges[:, 0] >= edges[:, 1]]
-    return nn, edges
+    rows, edges, _ = read_matrix_market(path, data, "see algorithms/matrix_market.py for "
+                                                    "what is read")
+    return _finish(rows if n is None else n, edges, "Matrix Market file")
 
 
 def _loadtxt_edges(text: str):

@@ -26,6 +26,7 @@ VALID = [
     b"# a list\n1\n2\n2\n",
     b"%%MatrixMarket matrix coordinate pattern symmetric\n3 3 2\n2 1\n3 2\n",
     b"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 0.5\n",
+    b"%%MatrixMarket matrix array real general\n2 2\n1\n0\n0\n2.5\n",
     _npy(np.array([1, 2, 2])),
     _npy(np.array([[0, 1], [1, 2]])),
     gzip.compress(b"0 1\n1 2\n"),

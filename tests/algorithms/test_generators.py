@@ -269,7 +269,7 @@ def test_read_edges_matrix_market(tmp_path):
     with pytest.raises(ValueError, match=r"r.mtx: matrix is 2 x 3"):
         G.read_edges(tmp_path / "r.mtx")
     (tmp_path / "bad.mtx").write_text("%%MatrixMarket nonsense\n1 2\n")
-    with pytest.raises(ValueError, match="bad.mtx: not a readable Matrix Market"):
+    with pytest.raises(ValueError, match="bad.mtx:1: not a readable Matrix Market"):
         G.read_edges(tmp_path / "bad.mtx")
 
 
