@@ -157,8 +157,8 @@ def test_wylie_that_does_not_fit_is_refused_before_any_launch(tmp_path, monkeypa
 
     import simgpu
     from algorithms import list_ranking
-    n = 1 << 20                          # succ 4-8 MiB fits in 16 MiB, the words' 16 MiB do not
-    dev = simgpu.get_device(_small_card(tmp_path, 16 << 20))
+    n = 1 << 17                          # succ 0.5-1 MiB fits in 3 MiB with the page tables, the words' 2 MiB do not
+    dev = simgpu.get_device(_small_card(tmp_path, 3 << 20))
     launches = []
     real_launch = dev.launch
     monkeypatch.setattr(dev, "launch", lambda *a, **k: launches.append(a) or real_launch(*a, **k))

@@ -1,4 +1,4 @@
-"""algorithms.matrix_market against scipy.io.mmread (the reference on valid files) and
+"""algorithms.matrix_market against scipy's pure-Python reader (the reference on valid files) and
 on malformed ones: the line, what was wrong, and no work from a declared size."""
 import io
 
