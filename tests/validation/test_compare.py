@@ -97,3 +97,21 @@ def test_the_sass_structure_s_request_counts_known_answer():
     assert spmv_requests_sass(np.array([16, 8] * 16)) == 2 + 48 + 24
     # 28 iterations: seven groups, a pass of 16, then 8 and 4
     assert spmv_requests_sass(np.full(32, 28)) == 2 + 48 + 24 + 12
+
+
+def test_the_sass_structure_s_sector_counts_known_answer():
+    """One warp: even lanes 16 entries, odd lanes 8, every row starting on a sector
+    (starts 24m and 24m + 16), all col[k] = 0. An executed copy with a active lanes
+    loads 2a sectors of col and val (each lane its own sector) and 1 of x."""
+    import numpy as np
+
+    from validation.unroll_counts import spmv_sectors, spmv_sectors_sass
+    lengths = np.array([16, 8] * 16)
+    row_ptr = np.concatenate([[0], np.cumsum(lengths)])
+    col = np.zeros(int(row_ptr[-1]), np.int64)
+    row_ptr_sectors = 4 + 5          # row_ptr[r] (r < 32) and row_ptr[r + 1] (r + 1 <= 32)
+    # SASS: a pass of 16 copies (the even lanes' four groups), a pass of 8 (the odd
+    # lanes' two groups); no remainder, no pass of 4
+    assert spmv_sectors_sass(row_ptr, col) == row_ptr_sectors + 16 * 33 + 8 * 33
+    # source order (and unrolled by four): 8 iterations of 32 lanes, 8 of the 16 even ones
+    assert spmv_sectors(row_ptr, col) == (row_ptr_sectors + 8 * 65 + 8 * 33,) * 2
