@@ -245,12 +245,81 @@ def report(out: pathlib.Path) -> str:
     return "\n".join(lines)
 
 
+def passes_by_conflict(words, conflict) -> tuple:
+    """(L1 sectors, L2 requests) if each 128-B line's lanes, in lane order, join the first
+    pass of that line holding no lane they conflict with (``conflict(a, b)`` on the two
+    lanes' word offsets in the line); each pass one L2 request of its distinct sectors.
+    With ``conflict = a == b`` it is the round rule."""
+    per_line: dict = {}
+    for w in words:
+        per_line.setdefault(w * WORD // 128, []).append(w % (128 // WORD))
+    sectors = requests = 0
+    for offsets in per_line.values():
+        passes: list = []
+        for o in offsets:
+            for p in passes:
+                if not any(conflict(o, q) for q in p):
+                    p.append(o)
+                    break
+            else:
+                passes.append([o])
+        requests += len(passes)
+        sectors += sum(len({q * WORD // SECTOR for q in p}) for p in passes)
+    return sectors, requests
+
+
+def conflict_search(out: pathlib.Path) -> str:
+    """Lane conflicts beyond one word tried on a run's launches: offsets whose difference
+    or XOR is d (d = 1..31) conflict too; how many launches each gets exactly right."""
+    data = [(list(w), v) for _, w, v in rows(out) if w is not None]
+
+    def score(conflict):
+        got = [passes_by_conflict(w, conflict) for w, _ in data]
+        sectors = sum(g[0] == v[METRICS[1]] for g, (_, v) in zip(got, data))
+        both = sum(g == (v[METRICS[1]], v[METRICS[2]]) for g, (_, v) in zip(got, data))
+        return sectors, both
+    rules = [("one word (the round rule)", lambda a, b: a == b)]
+    for d in range(1, 32):
+        rules.append((f"one word or offsets {d} apart", lambda a, b, d=d: a == b or abs(a - b) == d))
+        rules.append((f"one word or offsets XOR {d}", lambda a, b, d=d: a == b or a ^ b == d))
+    scored = sorted(((score(f), name) for name, f in rules), reverse=True)
+    lines = [f"Conflict rules on the {len(data)} launches of `{out}` (best 6 by L1 sectors):", "",
+             "| rule | L1 sectors right | L1 sectors and L2 requests right |", "|---|---:|---:|"]
+    lines += [f"| {name} | {s} | {b} |" for (s, b), name in scored[:6]]
+    return "\n".join(lines)
+
+
+def repeats(out: pathlib.Path, others: list) -> str:
+    """Whether other --gpu runs (folders with launches.json and ncu.csv) counted every
+    launch as the run in ``out`` did: is the count a function of the addresses alone?"""
+    base = rows(out)
+    lines = [f"Other runs against `{out}`, launch by launch (its four counters, not the time):",
+             "", "| run | launches | all four counters equal | histogram warps' mean L1 sectors |",
+             "|---|---:|---:|---:|"]
+    for folder in [out, *others]:
+        data = rows(folder)
+        if [name for name, _, _ in data] != [name for name, _, _ in base]:
+            raise SystemExit(f"{folder}: not the same launches as {out}")
+        same = sum(all(a[2].get(m) == b[2].get(m) for m in METRICS[:4])
+                   for a, b in zip(base, data))
+        hist = [v[METRICS[1]] for name, _, v in data if name.startswith("histogram")]
+        mean = f"{sum(hist) / len(hist):.3f}" if hist else "-"
+        lines.append(f"| {folder} | {len(data)} | {same} | {mean} |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     return probe_cli.probe_main(
         __doc__, argv,
         gpu=probe_cli.action("run the probe under ncu, files to here", lambda a: gpu(a.gpu)),
         child=probe_cli.action(probe_cli.HIDDEN, lambda a: child(a.child)),
         report=probe_cli.table("folder of a --gpu run", lambda a: report(a.report)),
+        repeats=probe_cli.table("with --base: folders of more --gpu runs, compared launch "
+                                "by launch", lambda a: repeats(a.base, a.repeats),
+                                nargs="+", type=pathlib.Path),
+        base=probe_cli.setting("with --repeats: the run to compare with", type=pathlib.Path),
+        search=probe_cli.table("folder of a --gpu run: lane-conflict rules tried on it",
+                               lambda a: conflict_search(a.search)),
         md=probe_cli.setting("with --report: also write the table here"))
 
 

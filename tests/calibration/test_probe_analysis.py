@@ -258,6 +258,38 @@ def test_atomic_sectors_rules_and_report_say_which_rule_every_launch_follows(tmp
     assert f"distinct words {words}." in text and words < len(pats)
 
 
+def test_atomic_sectors_conflict_passes():
+    """With a conflict on one word only, the passes are the round rule on every pattern;
+    a wider conflict splits a line's lanes into more passes, by hand on one line."""
+    from calibration import atomic_sectors as AS
+    same = lambda a, b: a == b                          # noqa: E731
+    for _, w in AS.patterns():
+        assert AS.passes_by_conflict(list(w), same)[0] == AS.max_same_word_per_sector(list(w))
+    # words 0, 1, 8 of one line: one pass of two sectors; if offsets 1 apart conflict,
+    # word 1 waits for a second pass (sector 0 again)
+    assert AS.passes_by_conflict([0, 1, 8], same) == (2, 1)
+    assert AS.passes_by_conflict([0, 1, 8], lambda a, b: abs(a - b) in (0, 1)) == (3, 2)
+
+
+def test_atomic_sectors_repeats_count_launches_whose_counters_all_agree(tmp_path):
+    """Two runs made from one ncu table agree on every launch; a copy with one launch's
+    L2 sector count changed agrees on all but that one; another launch list is refused."""
+    from calibration import atomic_sectors as AS
+    pats = AS.patterns()[:5]
+    for folder, changed in (("a", None), ("b", None), ("c", 3)):
+        launches = [("red_lanes", {m: str(10 * k + i + (i == 3 and k == changed))
+                                   for i, m in enumerate(AS.METRICS)})
+                    for k, _ in enumerate(pats)]
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "ncu.csv").write_text(ncu_rows(launches))
+        (tmp_path / folder / "launches.json").write_text(json.dumps([n for n, _ in pats]))
+    text = AS.repeats(tmp_path / "a", [tmp_path / "b", tmp_path / "c"])
+    assert f"| {tmp_path / 'b'} | 5 | 5 |" in text and f"| {tmp_path / 'c'} | 5 | 4 |" in text
+    (tmp_path / "c" / "launches.json").write_text(json.dumps([n for n, _ in pats][::-1]))
+    with pytest.raises(SystemExit, match="not the same launches"):
+        AS.repeats(tmp_path / "a", [tmp_path / "c"])
+
+
 def test_l2_slice_map_turns_times_into_slices(tmp_path):
     """sectors_per_request is atomic_sectors' round rule, vectorized; a run whose times
     are 1.45 cycles a sector over k slices reads back k."""
