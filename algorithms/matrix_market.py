@@ -56,21 +56,14 @@ class _Lines:
         return line
 
 
-def read_matrix_market(path, data: bytes, what_to_do: str) -> tuple[int, np.ndarray, str]:
-    """(n, edges int64 (m, 2), symmetry) of a Matrix Market file's bytes.
-    Raises InputFileError naming path and line for anything malformed."""
+def read_matrix_market(path, text: str, what_to_do: str) -> tuple[int, np.ndarray, str]:
+    """(n, edges int64 (m, 2), symmetry) of a Matrix Market file's text (decoded by
+    readers.read_input, which refuses binary data). Raises InputFileError naming path
+    and line for anything malformed."""
     def refuse(lineno, why):
         raise InputFileError(f"{path}:{lineno}: not a readable Matrix Market file: {why}; "
                              f"{what_to_do}")
 
-    if b"\x00" in data:
-        raise InputFileError(f"{path}: not a readable Matrix Market file (a NUL byte at "
-                             f"offset {data.index(0)}); {what_to_do}")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputFileError(f"{path}: not a readable Matrix Market file (byte {exc.start} "
-                             f"is not UTF-8); {what_to_do}") from None
     text = text.lstrip()
     lines = _Lines(text)
     banner = lines.next().split()

@@ -32,8 +32,8 @@ WHAT_IS_READ = ("read_succ and read_edges take numpy .npy arrays, Matrix Market 
 
 
 def read_input(path) -> tuple:
-    """(format, payload, Path): "npy" -> the array, "mtx" -> the file's bytes, "text" ->
-    the decoded text. Raises InputFileError for anything it cannot read."""
+    """(format, payload, Path): "npy" -> the array, "mtx" and "text" -> the decoded
+    text. Raises InputFileError for anything it cannot read."""
     if not isinstance(path, (str, os.PathLike)):
         raise ArgumentError(f"a file name (str or Path) is needed, not {type(path).__name__}")
     path = Path(path)
@@ -65,8 +65,6 @@ def read_input(path) -> tuple:
         except Exception as exc:   # numpy raises ValueError, OSError, EOFError, ... on bad files
             raise InputFileError(f"{path}: not a readable .npy array ({exc})") from None
         return "npy", arr, path
-    if data.lstrip()[:14].lower() == b"%%matrixmarket":
-        return "mtx", data, path
     if b"\x00" in data:
         raise InputFileError(f"{path}: binary data (a NUL byte at offset {data.index(0)}), not a "
                              f"format read here; {WHAT_IS_READ}")
@@ -75,6 +73,8 @@ def read_input(path) -> tuple:
     except UnicodeDecodeError as exc:
         raise InputFileError(f"{path}: not text (byte {exc.start} is not UTF-8) and not a "
                              f"format read here; {WHAT_IS_READ}") from None
+    if text.lstrip()[:14].lower() == "%%matrixmarket":
+        return "mtx", text, path
     return "text", text, path
 
 
@@ -193,8 +193,8 @@ def read_edges(path, n: int | None = None) -> tuple[int, np.ndarray]:
         raise InputFileError(f"{path}: {exc}") from None
 
 
-def _read_mtx(path, data: bytes, n):
-    rows, edges, _ = read_matrix_market(path, data, "see algorithms/matrix_market.py for "
+def _read_mtx(path, text: str, n):
+    rows, edges, _ = read_matrix_market(path, text, "see algorithms/matrix_market.py for "
                                                     "what is read")
     return _finish(rows if n is None else n, edges, "Matrix Market file")
 
