@@ -15,7 +15,8 @@ export PYTHONPATH="/tmp/site:$PWD" PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1
 step() { echo "== $1 ($(date +%T))"; }
 step tests
-timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu tests -rA 2>&1 | tail -30 > "$OUT/tests.log"
+# -o addopts: one process, whether or not the machine has pytest-xdist (pyproject asks for -n 2)
+timeout 240 python3 -m pytest -o addopts=-q -p no:cacheprovider -m gpu tests -rA 2>&1 | tail -30 > "$OUT/tests.log"
 cat "$OUT/tests.log"
 step validation
 timeout 540 python3 -m simgpu_apps.gpu_tools.validate --out "$OUT/val" --seeds 3 ${QUICK:+--quick} > "$OUT/validation.log" 2>&1
