@@ -77,8 +77,9 @@ def read_matrix_market(path, text: str, what_to_do: str) -> tuple[int, np.ndarra
         refuse(lines.lineno, f"no size line (the {want} numbers after the banner and comments)")
     sizes = line.split()
     if len(sizes) != want or not all(_UINT.fullmatch(s) for s in sizes):
-        refuse(lines.lineno, f"the size line of {'an' if fmt == 'array' else 'a'} {fmt} matrix is {want} non-negative "
-                             f"integers, not {line.strip()[:80]!r}")
+        article = "an" if fmt == "array" else "a"
+        refuse(lines.lineno, f"the size line of {article} {fmt} matrix is {want} "
+                             f"non-negative integers, not {line.strip()[:80]!r}")
     rows, cols = int(sizes[0]), int(sizes[1])
     if rows != cols:
         raise InputFileError(f"{path}: matrix is {rows} x {cols}, an adjacency matrix must "
@@ -141,8 +142,9 @@ def _coordinate(body, size_line, n, declared, values, symmetry, refuse):
     out = np.flatnonzero((ij < 1).any(axis=1) | (ij > n).any(axis=1))
     if len(out):
         k = int(out[0])
-        refuse(_line_of_row(body, size_line, k), f"entry ({int(ij[k, 0])}, {int(ij[k, 1])}) "
-                                                 f"is outside the {n} x {n} matrix (ids are 1-based)")
+        refuse(_line_of_row(body, size_line, k),
+               f"entry ({int(ij[k, 0])}, {int(ij[k, 1])}) is outside the {n} x {n} matrix "
+               "(ids are 1-based)")
     edges = (ij - 1)[_nonzero(vals)]
     if symmetry != "general":        # one edge per stored pair: (larger id, smaller id)
         edges = np.stack([edges.max(axis=1), edges.min(axis=1)], axis=1)

@@ -280,7 +280,8 @@ def conflict_search(out: pathlib.Path) -> str:
         return sectors, both
     rules = [("one word (the round rule)", lambda a, b: a == b)]
     for d in range(1, 32):
-        rules.append((f"one word or offsets {d} apart", lambda a, b, d=d: a == b or abs(a - b) == d))
+        rules.append((f"one word or offsets {d} apart",
+                      lambda a, b, d=d: a == b or abs(a - b) == d))
         rules.append((f"one word or offsets XOR {d}", lambda a, b, d=d: a == b or a ^ b == d))
     scored = sorted(((score(f), name) for name, f in rules), reverse=True)
     lines = [f"Conflict rules on the {len(data)} launches of `{out}` (best 6 by L1 sectors):", "",

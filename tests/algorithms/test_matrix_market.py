@@ -51,8 +51,8 @@ def matrices(draw):
     else:
         m = sp.coo_array(a)
         if field != "pattern":   # an explicitly stored zero must not become an edge
-            extra = draw(st.lists(st.tuples(st.integers(0, max(n - 1, 0)),
-                                            st.integers(0, max(n - 1, 0))), max_size=2)) if n else []
+            node = st.integers(0, max(n - 1, 0))
+            extra = draw(st.lists(st.tuples(node, node), max_size=2)) if n else []
             rows = np.concatenate([m.row, [i for i, _ in extra]]).astype(np.int64)
             cols = np.concatenate([m.col, [j for _, j in extra]]).astype(np.int64)
             vals = np.concatenate([m.data, np.zeros(len(extra), m.data.dtype)])
@@ -124,7 +124,8 @@ def test_malformed_files_are_refused_at_their_line(tmp_path, text, match):
 def test_declared_sizes_allocate_nothing(tmp_path):
     """A size line may claim anything; only what the file holds is read or allocated."""
     (tmp_path / "c.mtx").write_text(HEADER + "2147483647 2147483647 4611686018427387904\n1 1 1\n")
-    with pytest.raises(InputFileError, match="declares 4611686018427387904 entries, the file holds 1"):
+    with pytest.raises(InputFileError,
+                       match="declares 4611686018427387904 entries, the file holds 1"):
         read_edges(tmp_path / "c.mtx")
     (tmp_path / "a.mtx").write_text("%%MatrixMarket matrix array real general\n"
                                     "2000000000 2000000000\n1\n")
