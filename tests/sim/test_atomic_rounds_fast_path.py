@@ -1,7 +1,7 @@
-"""TrafficCounter._rounds' test without a sort (simgpu/sim/counters.py) changes nothing:
-on random atomic records, with and without a warp on one word twice, it gives what the
-version before that test gave (kept here verbatim as the reference), and its None agrees
-with a plain count of each warp's words."""
+"""TrafficCounter._rounds (simgpu/sim/counters.py), its test without a sort included,
+against the round rule written record by record in plain Python: on random atomic
+records, with and without a warp on one word twice, the same regrouped records, and
+its None agrees with a plain count of each warp's words."""
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
@@ -9,24 +9,21 @@ from simgpu.mem.access import MemoryAccess
 from simgpu.sim.counters import TrafficCounter, _no_warp_has_a_word_twice
 
 
-def rounds_before(acc: MemoryAccess):
-    """TrafficCounter._rounds as it was before the test without a sort (commit 25a985a)."""
-    w, a = acc.warp.astype(np.int64), acc.address
-    order = np.lexsort((acc.lane, a, w))
-    ws, as_ = w[order], a[order]
-    same = (ws[1:] == ws[:-1]) & (as_[1:] == as_[:-1])
-    if not same.any():
+def rounds_reference(acc: MemoryAccess):
+    """The round rule in plain Python, record by record: a lane's round is how many lanes
+    of its warp on its word come before it (by lane, then by place in the record); the
+    result lists the records by (warp * 32 + round, lane, place), or None if every round
+    is 0."""
+    recs = list(zip(acc.warp.tolist(), acc.lane.tolist(), acc.address.tolist()))
+    rank = [sum(1 for j, (w2, l2, a2) in enumerate(recs) if (w2, a2) == (w, a) and (l2, j) < (l, i))
+            for i, (w, l, a) in enumerate(recs)]
+    if not any(rank):
         return None
-    start = np.flatnonzero(np.r_[True, ~same])
-    run = np.repeat(start, np.diff(np.r_[start, order.size]))
-    rank = np.empty(order.size, dtype=np.int64)
-    rank[order] = np.arange(order.size) - run
-    key = w * 32 + rank
-    regroup = np.lexsort((acc.lane, key))
-    out = object.__new__(MemoryAccess)
-    out.__dict__.update(acc.__dict__, warp=key[regroup], lane=acc.lane[regroup],
-                        address=a[regroup])
-    return out
+    key = [w * 32 + r for (w, _, _), r in zip(recs, rank)]
+    order = sorted(range(len(recs)), key=lambda i: (key[i], recs[i][1], i))
+    return {"warp": np.array([key[i] for i in order], dtype=np.int64),
+            "lane": np.array([recs[i][1] for i in order], dtype=np.int64),
+            "address": np.array([recs[i][2] for i in order], dtype=np.int64)}
 
 
 def a_warp_has_a_word_twice(acc: MemoryAccess) -> bool:
@@ -74,13 +71,13 @@ def atomic_records(draw):
 
 @settings(max_examples=300, deadline=None)
 @given(atomic_records())
-def test_rounds_are_those_of_the_version_before(acc):
-    got, want = TrafficCounter._rounds(acc), rounds_before(acc)
+def test_rounds_are_each_words_lanes_one_per_round(acc):
+    got, want = TrafficCounter._rounds(acc), rounds_reference(acc)
     assert (got is None) == (want is None) == (not a_warp_has_a_word_twice(acc))
     if want is not None:
         for field in ("warp", "lane", "address"):
-            assert np.array_equal(getattr(got, field), getattr(want, field)), field
-        assert got.__dict__.keys() == want.__dict__.keys()
+            assert np.array_equal(getattr(got, field), want[field]), field
+        assert got.__dict__.keys() == acc.__dict__.keys() and got.kind == acc.kind
 
 
 @settings(max_examples=300, deadline=None)
