@@ -31,6 +31,7 @@ import numpy as np
 from simgpu.lang.errors import InputFileError
 
 NODE_ID_LIMIT = 2**31 - 1          # node ids are int32 on the device
+BANNER = "%%matrixmarket"          # a file's first token, in any case
 FIELD_VALUES = {"pattern": 0, "real": 1, "double": 1, "integer": 1, "unsigned-integer": 1,
                 "complex": 2}
 SYMMETRIES = ("general", "symmetric", "skew-symmetric", "hermitian")
@@ -56,8 +57,14 @@ class _Lines:
         return line
 
 
-def read_matrix_market(path, text: str, what_to_do: str) -> tuple[int, np.ndarray, str]:
-    """(n, edges int64 (m, 2), symmetry) of a Matrix Market file's text (decoded by
+def is_matrix_market(text: str | bytes) -> bool:
+    """Whether a file's text (or bytes) starts, after white space, with the banner."""
+    head = text.lstrip()[:len(BANNER)]
+    return (head.decode("latin-1") if isinstance(head, bytes) else head).lower() == BANNER
+
+
+def read_matrix_market(path, text: str, what_to_do: str) -> tuple[int, np.ndarray]:
+    """(n, edges int64 (m, 2)) of a Matrix Market file's text (decoded by
     readers.read_input, which refuses binary data). Raises InputFileError naming path
     and line for anything malformed."""
     def refuse(lineno, why):
@@ -92,11 +99,11 @@ def read_matrix_market(path, text: str, what_to_do: str) -> tuple[int, np.ndarra
                             symmetry, refuse)
     else:
         edges = _array(body, size_line, rows, FIELD_VALUES[field], symmetry, refuse)
-    return rows, edges, symmetry
+    return rows, edges
 
 
 def _banner(tokens, refuse):
-    if len(tokens) != 5 or tokens[0].lower() != "%%matrixmarket":
+    if len(tokens) != 5 or tokens[0].lower() != BANNER:
         refuse("the banner is '%%MatrixMarket matrix <coordinate|array> <field> <symmetry>', "
                f"not {' '.join(tokens)[:80]!r}")
     obj, fmt, field, symmetry = (t.lower() for t in tokens[1:])

@@ -22,7 +22,7 @@ import numpy as np
 
 from simgpu.lang.errors import ArgumentError, InputFileError
 
-from .matrix_market import read_matrix_market
+from .matrix_market import NODE_ID_LIMIT, is_matrix_market, read_matrix_market
 
 INT64_MAX = 2**63 - 1
 FORMATS = ("npy", "mtx", "text")
@@ -56,7 +56,7 @@ def read_input(path) -> tuple:
     if suffix == ".npy" and data[:6] != b"\x93NUMPY":
         raise InputFileError(f"{path}: not a readable .npy array (it does not start with "
                              "numpy's header); rename it if it is text")
-    if suffix == ".mtx" and data.lstrip()[:14].lower() != b"%%matrixmarket":
+    if suffix == ".mtx" and not is_matrix_market(data):
         raise InputFileError(f"{path}: not a readable Matrix Market file (no %%MatrixMarket "
                              "banner on its first line)")
     if data[:6] == b"\x93NUMPY":
@@ -73,7 +73,7 @@ def read_input(path) -> tuple:
     except UnicodeDecodeError as exc:
         raise InputFileError(f"{path}: not text (byte {exc.start} is not UTF-8) and not a "
                              f"format read here; {WHAT_IS_READ}") from None
-    if text.lstrip()[:14].lower() == "%%matrixmarket":
+    if is_matrix_market(text):
         return "mtx", text, path
     return "text", text, path
 
@@ -194,7 +194,7 @@ def read_edges(path, n: int | None = None) -> tuple[int, np.ndarray]:
 
 
 def _read_mtx(path, text: str, n):
-    rows, edges, _ = read_matrix_market(path, text, "see algorithms/matrix_market.py for "
+    rows, edges = read_matrix_market(path, text, "see algorithms/matrix_market.py for "
                                                     "what is read")
     return _finish(rows if n is None else n, edges, "Matrix Market file")
 
@@ -263,8 +263,8 @@ def as_edge_array(obj, n: int | None = None) -> tuple[int, np.ndarray]:
 def _finish(n, edges: np.ndarray, what: str) -> tuple[int, np.ndarray]:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise ValueError(f"n must be an integer, got {n!r}")
-    if not 0 <= n <= 2**31 - 1:               # node ids are int32 on the device
-        raise ValueError(f"n={n} must be in [0, {2**31 - 1}]")
+    if not 0 <= n <= NODE_ID_LIMIT:           # node ids are int32 on the device
+        raise ValueError(f"n={n} must be in [0, {NODE_ID_LIMIT}]")
     n = int(n)
     if len(edges):
         bad = np.flatnonzero((edges >= n).any(axis=1))

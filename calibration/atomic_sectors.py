@@ -297,8 +297,7 @@ def repeats(out: pathlib.Path, others: list) -> str:
     lines = [f"Other runs against `{out}`, launch by launch (its four counters, not the time):",
              "", "| run | launches | all four counters equal | histogram warps' mean L1 sectors |",
              "|---|---:|---:|---:|"]
-    for folder in [out, *others]:
-        data = rows(folder)
+    for folder, data in [(out, base)] + [(f, rows(f)) for f in others]:
         if [name for name, _, _ in data] != [name for name, _, _ in base]:
             raise SystemExit(f"{folder}: not the same launches as {out}")
         same = sum(all(a[2].get(m) == b[2].get(m) for m in METRICS[:4])
