@@ -271,6 +271,23 @@ def test_atomic_sectors_conflict_passes():
     assert AS.passes_by_conflict([0, 1, 8], lambda a, b: abs(a - b) in (0, 1)) == (3, 2)
 
 
+def test_atomic_sectors_conflict_search_credits_the_rule_a_run_follows(tmp_path):
+    """A run whose counts are the round rule's everywhere: the search's table gives that
+    rule every launch, sectors and requests both."""
+    from calibration import atomic_sectors as AS
+    pats = AS.patterns()
+    same = lambda a, b: a == b                          # noqa: E731
+    launches = []
+    for _, w in pats:
+        sectors, requests = AS.passes_by_conflict(list(w), same)
+        launches.append(("red_lanes", {AS.METRICS[1]: str(sectors), AS.METRICS[2]: str(requests)}))
+    (tmp_path / "ncu.csv").write_text(ncu_rows(launches))
+    (tmp_path / "launches.json").write_text(json.dumps([n for n, _ in pats]))
+    text = AS.conflict_search(tmp_path)
+    assert f"on the {len(pats)} launches" in text
+    assert f"| one word (the round rule) | {len(pats)} | {len(pats)} |" in text
+
+
 def test_atomic_sectors_repeats_count_launches_whose_counters_all_agree(tmp_path):
     """Two runs made from one ncu table agree on every launch; a copy with one launch's
     L2 sector count changed agrees on all but that one; another launch list is refused."""
