@@ -295,7 +295,31 @@ class CacheModel:
     l2_write_request_cycles: float | None = _opt("cycles an L2 slice takes per store request "
                                                  "(default: l2_request_cycles)", _POSITIVE, 0.0)
 
-    _OPTIONAL_WHEN_PRESENT = ("l2_request_cycles", "l2_write_request_cycles", "l2_bandwidth_gbps",
+    # The SM's L1 pipeline (simgpu.mem.l1_pipe): what one warp instruction holds it for.
+    l1_tag_lines_per_cycle: float | None = _opt("128-B lines the L1's tag stage looks up per "
+                                                "cycle (default: no cost)", _POSITIVE)
+    l1_miss_line_cycles: float | None = _opt("cycles the L1 takes per line of a load that goes "
+                                             "on to the L2 (default: none)", _POSITIVE, 0.0)
+    l1_miss_sector_cycles: float | None = _opt("cycles the L1 takes per sector of a load that "
+                                               "goes on to the L2 (default: none)",
+                                               _POSITIVE, 0.0)
+    l1_store_line_cycles: float | None = _opt("cycles the L1 takes per line a store writes "
+                                              "(default: none)", _POSITIVE, 0.0)
+    l1_store_partial_sector_cycles: float | None = _opt("cycles more per sector a store "
+                                                        "writes only in part (default: none)",
+                                                        _POSITIVE, 0.0)
+
+    l1_store_bytes_per_cycle: float | None = _opt("bytes of a store's data the L1 takes per "
+                                                  "cycle (default: no limit)", _POSITIVE)
+
+    l1_pipe_queue_cycles: float | None = _opt("cycles of work the L1 pipeline may have ahead "
+                                              "before the SM waits to hand it more (default: "
+                                              "64)", _NONNEGATIVE)
+
+    _OPTIONAL_WHEN_PRESENT = ("l1_pipe_queue_cycles", "l1_tag_lines_per_cycle", "l1_miss_line_cycles",
+                              "l1_miss_sector_cycles", "l1_store_line_cycles",
+                              "l1_store_partial_sector_cycles", "l1_store_bytes_per_cycle",
+                              "l2_request_cycles", "l2_write_request_cycles", "l2_bandwidth_gbps",
                               "l2_store_bandwidth_gbps", "l2_combined_bandwidth_gbps", "l1_sets", "l2_dirty_bytes",
                               "l2_fill_bytes", "l2_halves", "l2_far_latency_cycles",
                               "l2_fabric_bandwidth_gbps", "l2_fill_bandwidth_gbps",

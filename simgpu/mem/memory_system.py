@@ -8,7 +8,9 @@ It becomes one :class:`~simgpu.mem.request.Request` that flows through
 0. the **TLBs** (:mod:`~simgpu.mem.tlb`; where the config has a ``[tlb]``): its pages
    are translated, a miss in both levels walking the page tables through this
    memory system (:meth:`MemorySystem.walk_read`),
-1. the **L1** of its SM (:mod:`~simgpu.mem.l1`; global loads, where the config has one),
+1. the **L1** of its SM: its pipeline (:mod:`~simgpu.mem.l1_pipe`; loads and stores,
+   where the config gives its rates), then its cache (:mod:`~simgpu.mem.l1`; global
+   loads, where the config has one),
 2. the **interconnect** to the partitions (:mod:`~simgpu.mem.interconnect`),
 3. the **L2 slices** (:mod:`~simgpu.mem.l2_slices`; where the config has an L2),
 4. the **DRAM partitions** (:mod:`~simgpu.mem.dram`; address map, banks, rows, bus),
@@ -28,6 +30,7 @@ from .caches import L2, L1Cache, SectorCache, write_mask_sector
 from .dram import AddressMap, Dram, Partition
 from .interconnect import Interconnect
 from .l1 import L1_SETS, L1Unit
+from .l1_pipe import L1Pipe
 from .l2_slices import L2Slices
 from .mshr import Mshr
 from .request import Request
@@ -60,6 +63,7 @@ class MemorySystem:
         self.l1 = L1Unit(config) if self.l2 is not None and c.l1_bytes_per_sm else None
         self.slices = (L2Slices(config, self.l2, self.amap, self.dram, self.net, self.l1)
                        if self.l2 is not None else None)
+        self.l1_pipe = L1Pipe(config) if L1Pipe.configured(config) else None
         self.atomics = AtomicUnit(config, self.amap, self.dram, self.net, self.slices)
         # an L2 that keeps write masks wants each store's bytes per sector (the engine's
         # simgpu.sim.sm.store_masks): its sector size, else 0
@@ -241,7 +245,20 @@ class MemorySystem:
 
     def _request(self, kind, addresses, sizes, t, sm, l1, lanes) -> float:
         """One request through the units (its miss entries taken)."""
+        accepted, allowance = t, 0.0
+        pipe = self.l1_pipe
+        if pipe is not None and kind != "atomic":
+            # the SM's L1 pipeline takes it when it is free and holds it for its cycles;
+            # the SM hands over its next instruction once this one is within the queue's
+            # cycles of the pipeline's end
+            cache = (self.l1.caches[sm] if kind == "load" and l1 and self.l1 is not None
+                     else None)
+            _, t = pipe.enter(sm, t, pipe.cycles(kind, addresses, cache, lanes))
+            allowance = pipe.queue
+            if t - allowance > accepted:
+                accepted = t - allowance
         req = Request(kind, sm, t, addresses, sizes, l1)
+        req.accepted = accepted
         if self.translator is not None:
             self.translator.translate(req)
         req.lanes = lanes
@@ -256,7 +273,8 @@ class MemorySystem:
         if self.dram.wait:
             # Back-pressure: a transaction waited for a place in a full DRAM queue, so
             # the SM's memory pipeline could not hand the request over any sooner.
-            accepted = req.issued + self.dram.wait
+            # (behind the L1 pipeline: the queue's allowance before it still holds)
+            accepted = req.issued + self.dram.wait - allowance
             if accepted > req.accepted:
                 req.accepted = accepted
         self.accepted = req.accepted
@@ -333,5 +351,10 @@ class MemorySystem:
             extra["deferred_decisions"] = self.deferred.decisions
         if self.mshr is not None and self.mshr.waits:
             extra["mshr_waits"] = self.mshr.waits
+        if self.l1_pipe is not None:
+            # cycles the SMs' L1 pipelines were busy, and requests waited for them (summed
+            # over the SMs)
+            extra["l1_pipe_cycles"] = self.l1_pipe.busy
+            extra["l1_pipe_wait_cycles"] = self.l1_pipe.waited
         return {**caches, **dram, **extra,
                 "achieved_gbps": dram["dram_bytes"] / seconds / 1e9 if seconds else 0.0}
