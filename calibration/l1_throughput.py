@@ -1,5 +1,5 @@
 """How many cycles an SM's L1 takes for one warp's load or store, by the 128-B lines and
-32-B sectors it touches.  Needs a GPU and CuPy for ``--gpu``; ``--sim`` runs the model.
+32-B sectors it touches.  Needs a GPU and CuPy for ``--gpu``; calibration/l1_throughput_sim.py runs the model.
 
 The model charges an L1 its latency only: a warp load touching 32 lines costs the SM's
 L1 no more time than one touching one line (docs/fidelity.md, "Not modeled").  The
@@ -20,7 +20,7 @@ per-request start), at word:
 * ``diag``: ``j`` -- every lane a different word, so a different L1 data bank.
 
     python -m calibration.l1_throughput --gpu OUT          # OUT/l1.json
-    python -m calibration.l1_throughput --sim OUT          # OUT/l1_sim.json (sim:h100)
+    python -m calibration.l1_throughput_sim OUT            # OUT/l1_sim.json (sim:h100)
     python -m calibration.l1_throughput --report OUT [--md F.md]
 """
 from __future__ import annotations
@@ -123,25 +123,6 @@ def gpu(out: pathlib.Path) -> None:
                                              str(datetime.date.today()), "rows": rows}, indent=1))
 
 
-def sim(out: pathlib.Path, config: str = "sim:h100") -> None:
-    """The model's side: ``ca`` loads and stores (the kernel language has one load, which
-    goes through the L1 as ld.global.ca does), timed-block engine, kernel cycles less the
-    config's fixed cost per kernel, over the requests per SM."""
-    import simgpu
-    from calibration import l1_throughput_sim
-    rows = []
-    for mode in ("ca", "st"):
-        for pattern in PATTERNS:
-            for L in LS:
-                dev = simgpu.get_device(config)
-                dev.default_engine = "timed-block"
-                cycles = l1_throughput_sim.run(dev, mode, pattern, L, iters=4)
-                rows.append({"mode": mode, "pattern": pattern, "L": L, "cycles": cycles})
-                print(rows[-1], flush=True)
-    (out / "l1_sim.json").write_text(json.dumps({"device": config, "date":
-                                                 str(datetime.date.today()), "rows": rows}, indent=1))
-
-
 def report(out: pathlib.Path) -> str:
     table_out.need(out, "l1.json")
     g = json.loads((out / "l1.json").read_text())
@@ -171,9 +152,7 @@ def main(argv=None) -> int:
         __doc__, argv,
         gpu=probe_cli.action("run the probe on the GPU, files to here", lambda a: gpu(a.gpu),
                              mkdir=True),
-        sim=probe_cli.action("run the model's side (sim:h100), files to here",
-                             lambda a: sim(a.sim), mkdir=True),
-        report=probe_cli.table("folder of a --gpu run (and --sim)", lambda a: report(a.report)),
+        report=probe_cli.table("folder of a --gpu run (and of l1_throughput_sim's)", lambda a: report(a.report)),
         md=probe_cli.setting("with --report: also write the table here"))
 
 

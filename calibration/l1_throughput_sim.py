@@ -3,12 +3,21 @@ language (eight independent requests an iteration, written out as the CUDA sourc
 unrolled loop is), one block of 1,024 threads per SM, and its time on a simulated
 device.  The GPU's figure is the SM clock around the loop; the model's is the kernel's
 cycles less the config's fixed cost per kernel and less the same kernel with no
-iterations (the region's first read, which the GPU's clock leaves out)."""
+iterations (the region's first read, which the GPU's clock leaves out).
+
+    python -m calibration.l1_throughput_sim OUT     # OUT/l1_sim.json; then
+    python -m calibration.l1_throughput --report OUT   # beside the GPU's l1.json
+"""
 from __future__ import annotations
+
+import datetime
+import json
+import pathlib
+import sys
 
 import numpy as np
 
-from calibration.l1_throughput import ITERS, LINES, PATTERNS, THREADS
+from calibration.l1_throughput import ITERS, LINES, LS, PATTERNS, THREADS
 from simgpu.lang import Array, blockIdx, i32, kernel, threadIdx
 
 MASK = LINES - 1
@@ -66,3 +75,28 @@ def run(dev, mode: str, pattern: str, L: int, iters: int = ITERS) -> float:
     empty = dev.launch(l1_probe, sms, THREADS, src, dst, *args, 0).cycles
     full = dev.launch(l1_probe, sms, THREADS, src, dst, *args, iters).cycles
     return float(full - empty) * ITERS / iters
+
+
+def run_all(out: pathlib.Path, config: str = "sim:h100") -> None:
+    """``ca`` loads and stores (the kernel language has one load, which goes through the
+    L1 as ld.global.ca does), each shape on a fresh device, 4 iterations scaled to ITERS;
+    OUT/l1_sim.json."""
+    import simgpu
+    rows = []
+    for mode in ("ca", "st"):
+        for pattern in PATTERNS:
+            for L in LS:
+                dev = simgpu.get_device(config)
+                dev.default_engine = "timed-block"
+                rows.append({"mode": mode, "pattern": pattern, "L": L,
+                             "cycles": run(dev, mode, pattern, L, iters=4)})
+                print(rows[-1], flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "l1_sim.json").write_text(json.dumps(
+        {"device": config, "date": str(datetime.date.today()), "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m calibration.l1_throughput_sim OUT")
+    run_all(pathlib.Path(sys.argv[1]))

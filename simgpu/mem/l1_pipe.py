@@ -59,18 +59,20 @@ class L1Pipe:
         SM's L1Cache for a load through it (its hits are looked at, not touched; a sector
         whose data are on their way counts as a hit: it takes no trip to the L2);
         ``masks``: a store's {sector address: bytes written}, where the engine keeps them
-        (``[cache] l2_write_masks``; without them a store's sectors count as whole, and its
-        bytes are not counted)."""
+        (``[cache] l2_write_masks``; without them a store's sectors count as whole)."""
         line = self.line
         if kind == "store":
             full = self.full_mask
-            partial = written = 0
+            partial = 0
             if masks:
+                written = 0
                 for a in addresses:
                     m = masks.get(a, full)
                     if m != full:
                         partial += 1
                     written += m.bit_count()
+            else:
+                written = len(addresses) * self.sector
             cost = len({a // line for a in addresses}) * self.store_line + partial * self.store_partial
             if self.store_bytes and written / self.store_bytes > cost:
                 cost = written / self.store_bytes

@@ -266,7 +266,9 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
         the L2's halves (``until`` if none of them crossed it, or none later)."""
         keep = []
         for cell in late:
-            if cell[0] <= until:
+            # (a crossing not booked yet is kept for a later wait: ``until`` may have
+            # grown past the data the warp waited for when this began)
+            if cell[0] <= until and cell[1] is not None:
                 if cell[1] > until:
                     until = cell[1]
             else:

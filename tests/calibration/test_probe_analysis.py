@@ -400,3 +400,24 @@ def test_partial_stores_requests_set_writes_word_r_of_every_line_in_sweep_r():
     k = np.arange(count)
     want[(k % lines) * 32 + k // lines] = k
     np.testing.assert_array_equal(a.to_host(), want)
+
+
+def test_l1_throughput_shapes_and_report(tmp_path):
+    """The probe's lane patterns touch the lines and sectors its table names, and the
+    report puts each row per warp request, the model's beside the GPU's (132 SMs only)."""
+    from calibration import l1_throughput as p
+    assert [p.lines_and_sectors(L, "packed")[1] for L in p.LS] == [4, 4, 4, 8, 16, 32]
+    assert [p.lines_and_sectors(L, "spread")[1] for L in p.LS] == [4, 8, 16, 32, 32, 32]
+    assert p.lines_and_sectors(32, "diag") == (32, 32)
+    per = p.WARPS * p.ITERS * p.UNROLL
+    rows = [{"blocks": 132, "mode": "st", "pattern": "packed", "L": 32, "cycles": 100.0 * per,
+             "ms": 1.0},
+            {"blocks": 8, "mode": "st", "pattern": "packed", "L": 32, "cycles": 64.0 * per,
+             "ms": 1.0}]
+    (tmp_path / "l1.json").write_text(json.dumps({"device": "GPU", "sms": 132, "date": "d",
+                                                  "rows": rows}))
+    (tmp_path / "l1_sim.json").write_text(json.dumps({"device": "sim:h100", "date": "d", "rows": [
+        {"mode": "st", "pattern": "packed", "L": 32, "cycles": 50.0 * per}]}))
+    table = p.report(tmp_path)
+    assert "| 132 | st | packed | 32 | 32 | 100.00 | 3.12 | 50.00 | 0.50 |" in table
+    assert "| 8 | st | packed | 32 | 32 | 64.00 | 2.00 | - | - |" in table

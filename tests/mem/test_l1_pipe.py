@@ -71,8 +71,9 @@ def test_store_costs_lines_partial_sectors_and_bytes():
     assert pipe.cycles("store", four, masks={a: 0xF0F for a in four}) == pytest.approx(8 * 1.1 + 32)
     whole = warp_sectors(1, 4)
     assert pipe.cycles("store", whole, masks={a: FULL for a in whole}) == pytest.approx(4.0)
-    # without masks a store's sectors count as whole and its bytes are not counted
-    assert pipe.cycles("store", whole) == pytest.approx(1.1)
+    # without masks a store's sectors count as whole
+    assert pipe.cycles("store", whole) == pytest.approx(4.0)
+    assert pipe.cycles("store", one_word) == pytest.approx(32 * 1.1)
     assert pipe.cycles("atomic", whole) == 0.0
 
 

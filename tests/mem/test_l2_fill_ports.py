@@ -15,12 +15,12 @@ from simgpu.configs import ConfigError
 from simgpu.mem.interconnect import WINDOW
 from simgpu.mem.memory_system import MemorySystem
 
-from ..sim.test_memory_timing import chunks_of, dram_load_cycles, variant
+from ..sim.test_memory_timing import chunks_of, dram_load_cycles, variant, without_l1_pipe
 
 
 def memory(fill_gbps="as configured") -> MemorySystem:
     """A fresh sim:h100 memory system; ``fill_gbps``: the fill ports' rate (None: none)."""
-    cfg = simgpu.get_device("sim:h100").config
+    cfg = without_l1_pipe(simgpu.get_device("sim:h100").config)
     if fill_gbps != "as configured":
         cfg = dataclasses.replace(cfg, cache=dataclasses.replace(cfg.cache,
                                                                  l2_fill_bandwidth_gbps=fill_gbps))

@@ -1,5 +1,6 @@
 """The timed engines' memory model: L1 hits, L2 write-backs, bank conflicts, PCIe
 copies, and the speed-ups that must not change a single number."""
+import dataclasses
 import re
 from pathlib import Path
 
@@ -294,12 +295,25 @@ def chunks_of(ms, part: int, count: int) -> list:
     return out
 
 
+L1_PIPE_KEYS = ("l1_tag_lines_per_cycle", "l1_miss_line_cycles", "l1_miss_sector_cycles",
+                "l1_store_line_cycles", "l1_store_partial_sector_cycles",
+                "l1_store_bytes_per_cycle", "l1_pipe_queue_cycles")
+
+
+def without_l1_pipe(cfg):
+    """``cfg`` without the SM's L1 pipeline (a unit of its own: tests/mem/test_l1_pipe.py),
+    so that a request reaches the L2 at the cycle it is made."""
+    return dataclasses.replace(cfg, cache=dataclasses.replace(
+        cfg.cache, **{k: None for k in L1_PIPE_KEYS}))
+
+
 def memory(device="sim:h100", tmp_path=None, **values):
-    """A fresh MemorySystem of a bundled config (some values replaced, given tmp_path)."""
+    """A fresh MemorySystem of a bundled config (some values replaced, given tmp_path),
+    without the L1 pipeline: these tests time the units behind it."""
     from simgpu.mem.memory_system import MemorySystem
     cfg = variant(device.split(":")[1], tmp_path, **values).config if values else \
         simgpu.get_device(device).config
-    return MemorySystem(cfg)
+    return MemorySystem(without_l1_pipe(cfg))
 
 
 def test_a_load_miss_fills_the_l2_block_in_one_transaction():

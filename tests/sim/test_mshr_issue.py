@@ -177,7 +177,8 @@ def test_l1_hits_take_no_miss_entry():
     fetches them (as GPGPU-Sim's MSHRs merge): with every entry held, an instruction of
     L1 hits goes on at once, and is served when its sectors are there."""
     from simgpu.mem.memory_system import MemorySystem
-    ms = MemorySystem(with_mshr("sim:h100", 4).config)
+    from tests.sim.test_memory_timing import without_l1_pipe
+    ms = MemorySystem(without_l1_pipe(with_mshr("sim:h100", 4).config))   # (times by hand)
     line = [0, 32, 64, 96]
     first = ms.access("load", line, [32] * 4, 0.0, sm=0)          # four misses: every entry
     assert ms.mshr.free_at(0, 10.0) == 0
