@@ -21,7 +21,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 from calibration.l1_throughput import ITERS, UNROLL, WARPS
 
-PAGE = pathlib.Path(__file__).resolve().parent.parent / "docs/calibration/l1-throughput-h100/l1.json"
+PAGE = (pathlib.Path(__file__).resolve().parent.parent
+        / "docs/calibration/l1-throughput-h100/l1.json")
 SHAPES = (("ca", "packed", 1), ("ca", "packed", 4), ("ca", "diag", 8), ("ca", "diag", 16),
           ("ca", "diag", 32))
 
@@ -33,7 +34,8 @@ def one(job) -> float:
     from calibration import l1_throughput_sim
     depth, (mode, pattern, L) = job
     cfg = simgpu.get_device("sim:h100").config
-    cfg = dataclasses.replace(cfg, cache=dataclasses.replace(cfg.cache, l1_pipe_queue_cycles=depth))
+    cfg = dataclasses.replace(cfg, cache=dataclasses.replace(cfg.cache,
+                                                             l1_pipe_queue_cycles=depth))
     dev = SimDevice(cfg, "sim:h100")
     dev.default_engine = "timed-block"
     return l1_throughput_sim.run(dev, mode, pattern, L, iters=4) / (WARPS * ITERS * UNROLL)

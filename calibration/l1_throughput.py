@@ -1,5 +1,6 @@
 """How many cycles an SM's L1 takes for one warp's load or store, by the 128-B lines and
-32-B sectors it touches.  Needs a GPU and CuPy for ``--gpu``; calibration/l1_throughput_sim.py runs the model.
+32-B sectors it touches.  Needs a GPU and CuPy for ``--gpu``;
+calibration/l1_throughput_sim.py runs the model.
 
 The model charges an L1 its latency only: a warp load touching 32 lines costs the SM's
 L1 no more time than one touching one line (docs/fidelity.md, "Not modeled").  The
@@ -76,9 +77,11 @@ __device__ void body(const int* src, int* dst, int L, int pattern, long long* cl
     if (acc == 0x7fffffff) out[0] = acc;       // keeps the loads
 }
 
-extern "C" __global__ void probe_ca(const int* s, int* d, int L, int p, long long* c) { body<0>(s, d, L, p, c); }
-extern "C" __global__ void probe_cg(const int* s, int* d, int L, int p, long long* c) { body<1>(s, d, L, p, c); }
-extern "C" __global__ void probe_st(const int* s, int* d, int L, int p, long long* c) { body<2>(s, d, L, p, c); }
+#define PROBE(NAME, MODE) extern "C" __global__ void NAME(const int* s, int* d, int L, int p, \
+                                                       long long* c) { body<MODE>(s, d, L, p, c); }
+PROBE(probe_ca, 0)
+PROBE(probe_cg, 1)
+PROBE(probe_st, 2)
 """.replace("LINES", str(LINES)).replace("ITERS", str(ITERS)).replace("UNROLL", str(UNROLL))
 
 
@@ -129,21 +132,23 @@ def report(out: pathlib.Path) -> str:
     s = json.loads((out / "l1_sim.json").read_text()) if (out / "l1_sim.json").exists() else None
     model = {(r["mode"], r["pattern"], r["L"]): r["cycles"] for r in s["rows"]} if s else {}
     per_sm = WARPS * ITERS * UNROLL
-    head = (f"GPU: {g['device']}, {g['date']}; model: {s['device'] + ', ' + s['date'] if s else '-'}. "
+    model_run = f"{s['device']}, {s['date']}" if s else "-"
+    head = (f"GPU: {g['device']}, {g['date']}; model: {model_run}. "
             f"Cycles of the SM's clock per warp request ({per_sm:,} requests per SM, median over "
             f"the SMs busy and {REPEATS} launches); per line: that over the request's lines. The "
             f"model's column: sim:h100 on {g['sms']} SMs, timed-block, 4 iterations scaled to "
             f"{ITERS}.")
-    lines = [head, "", "| SMs | mode | pattern | lines | sectors | GPU cycles / request | GPU / line "
-             "| model cycles / request | model / GPU |", "|---:|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [head, "", "| SMs | mode | pattern | lines | sectors | GPU cycles / request "
+             "| GPU / line | model cycles / request | model / GPU |",
+             "|---:|---|---|---:|---:|---:|---:|---:|---:|"]
     for r in g["rows"]:
         L, sectors = lines_and_sectors(r["L"], r["pattern"])
         c = r["cycles"] / per_sm
         m = model.get((r["mode"], r["pattern"], r["L"])) if r["blocks"] == g["sms"] else None
         mc = f"{m / per_sm:.2f}" if m is not None else "-"
         ratio = f"{m / r['cycles']:.2f}" if m is not None else "-"
-        lines.append(f"| {r['blocks']} | {r['mode']} | {r['pattern']} | {L} | {sectors} | {c:.2f} | {c / L:.2f} "
-                     f"| {mc} | {ratio} |")
+        lines.append(f"| {r['blocks']} | {r['mode']} | {r['pattern']} | {L} | {sectors} "
+                     f"| {c:.2f} | {c / L:.2f} | {mc} | {ratio} |")
     return "\n".join(lines)
 
 
@@ -152,7 +157,8 @@ def main(argv=None) -> int:
         __doc__, argv,
         gpu=probe_cli.action("run the probe on the GPU, files to here", lambda a: gpu(a.gpu),
                              mkdir=True),
-        report=probe_cli.table("folder of a --gpu run (and of l1_throughput_sim's)", lambda a: report(a.report)),
+        report=probe_cli.table("folder of a --gpu run (and of l1_throughput_sim's)",
+                               lambda a: report(a.report)),
         md=probe_cli.setting("with --report: also write the table here"))
 
 

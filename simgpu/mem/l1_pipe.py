@@ -4,12 +4,12 @@ The L1 (Volta and later: the L1TEX unit) takes a warp's global load or store one
 piece at a time: its tag stage looks up a few 128-B lines a cycle, the lines that
 miss leave for the L2 one a cycle, and the data path moves two 32-B sectors a cycle
 to the L2 (64 B); a store takes a line a cycle and one more cycle for each sector it
-writes only in part (a byte-masked write), and its data 32 B a cycle.  So an SM's scattered loads and stores
-take it many cycles each, however idle the L2, where a coalesced one takes one or
-two.  ``calibration/l1_throughput.py`` measured these rates on the H100 (8 SMs busy,
-the L2 nearly idle: docs/calibration/l1-throughput-h100.md); the config carries them
-(``[cache] l1_tag_lines_per_cycle`` and the ``l1_*_cycles`` keys), none of them set
-meaning no pipeline (every request takes it no time, as before).
+writes only in part (a byte-masked write), and its data 32 B a cycle.  So an SM's
+scattered loads and stores take it many cycles each, however idle the L2, where a
+coalesced one takes one or two.  ``calibration/l1_throughput.py`` measured these
+rates on the H100 (8 SMs busy, the L2 nearly idle: docs/calibration/l1-throughput-h100.md);
+the config carries them (``[cache] l1_tag_lines_per_cycle`` and the other ``l1_*`` keys of
+the pipeline), none of them set meaning no pipeline (every request takes it no time).
 
 A request enters its SM's pipeline when the SM hands it over or when the pipeline has
 finished the one before, whichever is later, holds it for its cycles, and goes on to
@@ -73,7 +73,8 @@ class L1Pipe:
                     written += m.bit_count()
             else:
                 written = len(addresses) * self.sector
-            cost = len({a // line for a in addresses}) * self.store_line + partial * self.store_partial
+            lines = len({a // line for a in addresses})
+            cost = lines * self.store_line + partial * self.store_partial
             if self.store_bytes and written / self.store_bytes > cost:
                 cost = written / self.store_bytes
             return cost

@@ -7,10 +7,10 @@ from hypothesis import given, settings, strategies as st
 
 import simgpu
 from simgpu.configs import ConfigError
-from simgpu.lang import Array, blockDim, blockIdx, gridDim, i32, kernel, threadIdx
 from simgpu.mem.caches import L1Cache
 from simgpu.mem.l1_pipe import L1Pipe
-from tests.sim.test_memory_timing import variant
+from simgpu_apps.gpu_tools.calibrate_cases import gather     # out[i] = src[idx[i]]
+from tests.sim.test_memory_timing import copy, variant
 
 FULL = (1 << 32) - 1
 PIPE_KEYS = ("l1_tag_lines_per_cycle", "l1_miss_line_cycles", "l1_miss_sector_cycles",
@@ -66,7 +66,8 @@ def test_store_costs_lines_partial_sectors_and_bytes():
     # the probe's shapes: 32 lines of one 4-B word; 8 lines of four sectors written in
     # part; one whole line (its 128 B bind: 4 cycles, not 1.1)
     one_word = warp_sectors(32, 1)
-    assert pipe.cycles("store", one_word, masks={a: 0xF for a in one_word}) == pytest.approx(32 * 2.1)
+    masks = {a: 0xF for a in one_word}
+    assert pipe.cycles("store", one_word, masks=masks) == pytest.approx(32 * 2.1)
     four = warp_sectors(8, 4)
     assert pipe.cycles("store", four, masks={a: 0xF0F for a in four}) == pytest.approx(8 * 1.1 + 32)
     whole = warp_sectors(1, 4)
@@ -96,18 +97,6 @@ def test_the_sm_hands_over_its_next_request_while_the_queue_has_room():
         mem.access("load", scattered, [32] * 32, 0.0, 0, l1=False)
         assert mem.accepted == max(0.0, 32.0 * (k + 1) - 64)
     assert mem.l1_pipe.busy == 128.0
-
-
-@kernel
-def gather(src: Array[i32], idx: Array[i32], out: Array[i32], n: i32):
-    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
-        out[i] = src[idx[i]]
-
-
-@kernel
-def copy(src: Array[i32], dst: Array[i32], n: i32):
-    for i in range(blockIdx.x * blockDim.x + threadIdx.x, n, gridDim.x * blockDim.x):
-        dst[i] = src[i]
 
 
 def without_pipe(tmp_path):
