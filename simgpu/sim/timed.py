@@ -126,6 +126,22 @@ GRANULARITIES = ("warp", "block")
 HELD_SLACK = 64.0
 
 
+def crossed(late: list, until: float) -> float:
+    """When the data a warp waits for until ``until`` are through the link between
+    the L2's halves (``until`` if none of them crossed it, or none later)."""
+    keep = []
+    for cell in late:
+        # (a crossing not booked yet is kept for a later wait: ``until`` may have
+        # grown past the data the warp waited for when this began)
+        if cell[0] <= until and cell[1] is not None:
+            if cell[1] > until:
+                until = cell[1]
+        else:
+            keep.append(cell)
+    late[:] = keep
+    return until
+
+
 def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: Counters,
               traffic, report, granularity: str = "warp", l2=None, tlbs=None, trace=None):
     """``trace``: a :class:`simgpu.sim.trace_replay.TraceSource` (engine ``trace-block``):
@@ -260,21 +276,6 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
             yield env.timeout(first - env.now)
         cell[1] = memory.cross(crossings)
         cell[2].succeed()
-
-    def crossed(late: list, until: float) -> float:
-        """When the data a warp waits for until ``until`` are through the link between
-        the L2's halves (``until`` if none of them crossed it, or none later)."""
-        keep = []
-        for cell in late:
-            # (a crossing not booked yet is kept for a later wait: ``until`` may have
-            # grown past the data the warp waited for when this began)
-            if cell[0] <= until and cell[1] is not None:
-                if cell[1] > until:
-                    until = cell[1]
-            else:
-                keep.append(cell)
-        late[:] = keep
-        return until
 
     def warp(gen, wc: Counters, sm: SM, block_state, w, warps: int):
         """A warp's process (or a whole block's, when ``warps`` > 1 run as one group).

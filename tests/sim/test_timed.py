@@ -116,3 +116,16 @@ def test_far_loads_of_a_waiting_warp_stay_its_own():
         pytest.fail("the timed engine did not finish a 4,096-element triad in 120 s: it spins")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("cycles ")
+
+
+def test_a_crossing_not_booked_yet_waits_for_a_later_wait():
+    """timed.crossed: a warp waiting until 15 for far loads' data takes the first load's
+    crossing (back at 10, through the link at 30); the second's data are back at 20,
+    within the grown wait, but its crossing is not booked yet (None): it stays for the
+    warp's next wait (it had compared None with a float: held-out spmv_csr, 2026-11-27)."""
+    from simgpu.sim.timed import crossed
+    late = [[10.0, 30.0, None], [20.0, None, None], [40.0, 50.0, None]]
+    assert crossed(late, 15.0) == 30.0
+    assert late == [[20.0, None, None], [40.0, 50.0, None]]
+    late[0][1] = 35.0                                 # booked since
+    assert crossed(late, 30.0) == 35.0 and late == [[40.0, 50.0, None]]
