@@ -313,8 +313,8 @@ class CacheModel:
                                                   "cycle (default: no limit)", _POSITIVE)
 
     l1_pipe_queue_cycles: float | None = _opt("cycles of work the L1 pipeline may have ahead "
-                                              "before the SM waits to hand it more (default: "
-                                              "64)", _NONNEGATIVE)
+                                              "before the SM waits to hand it more",
+                                              _NONNEGATIVE, 64.0)
 
     _OPTIONAL_WHEN_PRESENT = ("l1_pipe_queue_cycles", "l1_tag_lines_per_cycle", "l1_miss_line_cycles",
                               "l1_miss_sector_cycles", "l1_store_line_cycles",

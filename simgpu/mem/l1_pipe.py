@@ -16,8 +16,8 @@ finished the one before, whichever is later, holds it for its cycles, and goes o
 the TLB, the L1's lookups and the L2 when it leaves.  The SM hands its next memory
 instruction over once the pipeline has no more than ``l1_pipe_queue_cycles`` of work
 ahead (the LSU's instruction queue, ASSUMED: its depth is not published), so that a
-block's warps issue on while the pipeline works through their requests.  Not modelled: the L1's data
-banks (a warp's L1 hits on one bank in several lines take a cycle each on the card;
+block's warps issue on while the pipeline works through their requests.  Not modelled:
+the L1's data banks (a warp's L1 hits on one bank in several lines take a cycle each on the card;
 the request keeps no lanes' words, so hits cost the tag stage's time only), and
 atomics (the atomic unit times them).
 """
@@ -37,7 +37,7 @@ class L1Pipe:
         self.store_line = c.l1_store_line_cycles or 0.0
         self.store_partial = c.l1_store_partial_sector_cycles or 0.0
         self.store_bytes = c.l1_store_bytes_per_cycle or 0.0
-        self.queue = c.l1_pipe_queue_cycles if c.l1_pipe_queue_cycles is not None else 64.0
+        self.queue = c.l1_pipe_queue_cycles
         self.line = c.l1_line_bytes
         self.sector = c.sector_bytes
         self.full_mask = (1 << c.sector_bytes) - 1
@@ -84,15 +84,8 @@ class L1Pipe:
         if l1 is None:                     # past the L1: every sector goes to the L2
             missed_lines, missed = len(lines), len(addresses)
         else:
-            sector, per_line, sets, n_sets = l1.sector, l1.per_line, l1.sets, l1.set_count
-            missed, gone = 0, set()
-            for a in addresses:
-                tag = a // line
-                entry = sets[tag % n_sets].get(tag)
-                if entry is None or entry[(a // sector) % per_line] is None:
-                    missed += 1
-                    gone.add(tag)
-            missed_lines = len(gone)
+            gone = l1.missing(addresses)
+            missed, missed_lines = len(gone), len({addresses[i] // line for i in gone})
         cost = len(lines) / self.tag_lines if self.tag_lines else 0.0
         if missed_lines * self.miss_line > cost:
             cost = missed_lines * self.miss_line

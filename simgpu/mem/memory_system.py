@@ -229,19 +229,7 @@ class MemorySystem:
                  else None)
         if cache is None:
             return list(range(start, len(addresses)))
-        # A sector is held, or on its way, where its line's entry has a ready time for it
-        # (L1Cache.find's layout), read here without touching the LRU order; inlined, as
-        # this runs for every instruction that finds too few entries free.
-        line, sector, per_line, sets, n_sets = (cache.line, cache.sector, cache.per_line,
-                                                cache.sets, cache.set_count)
-        out = []
-        for i in range(start, len(addresses)):
-            a = addresses[i]
-            tag = a // line
-            entry = sets[tag % n_sets].get(tag)
-            if entry is None or entry[(a // sector) % per_line] is None:
-                out.append(i)
-        return out
+        return cache.missing(addresses, start)
 
     def _request(self, kind, addresses, sizes, t, sm, l1, lanes) -> float:
         """One request through the units (its miss entries taken)."""

@@ -10,12 +10,9 @@ from simgpu.configs import ConfigError
 from simgpu.mem.caches import L1Cache
 from simgpu.mem.l1_pipe import L1Pipe
 from simgpu_apps.gpu_tools.calibrate_cases import gather     # out[i] = src[idx[i]]
-from tests.sim.test_memory_timing import copy, variant
+from tests.sim.test_memory_timing import L1_PIPE_KEYS as PIPE_KEYS, copy, variant
 
 FULL = (1 << 32) - 1
-PIPE_KEYS = ("l1_tag_lines_per_cycle", "l1_miss_line_cycles", "l1_miss_sector_cycles",
-             "l1_store_line_cycles", "l1_store_partial_sector_cycles", "l1_store_bytes_per_cycle",
-             "l1_pipe_queue_cycles")
 
 
 def h100_pipe():
