@@ -130,6 +130,10 @@ class Limits:
                 f"{self.shared_memory_per_sm_bytes}")
 
 
+#: ``[issue] block_groups``' values (simgpu/sim/timed.py: the timed-block engine's groups).
+BLOCK_GROUPS = ("block", "scheduler")
+
+
 @dataclass(frozen=True)
 class IssueModel:
     """``[issue]``: how fast an SM issues and how long results take."""
@@ -162,8 +166,15 @@ class IssueModel:
     schedule_loads: bool = _opt("the compiler issues each load as early as its operands and "
                                 "the memory order allow (default: false, where the source has it)",
                                 None, False)
+    block_groups: str = _opt('timed-block: how a block\'s warps run, "block" (all of them in '
+                             'lockstep, one group) or "scheduler" (a lockstep group per warp '
+                             'scheduler: warp w with the warps w mod schedulers_per_sm, on that '
+                             'scheduler; default: "block")', None, "block")
 
     def _check(self, err) -> None:
+        if self.block_groups is not None and self.block_groups not in BLOCK_GROUPS:
+            err("block_groups", f"expected one of {', '.join(map(repr, BLOCK_GROUPS))}, "
+                                f"got {self.block_groups!r}")
         u = self.unroll_loops
         if u is not None and u & (u - 1):
             err("unroll_loops", f"{u} is not a power of two (the remainder loop runs the "

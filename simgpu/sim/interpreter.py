@@ -66,6 +66,10 @@ class Executor(MemoryInstructions, ScoreboardWaits):
         self.schedule = schedule
         self.counters = counters
         self.lockstep = lockstep
+        # A lockstep group holds whole blocks, and passes syncthreads() by itself, unless
+        # it is some warps of a block (timed-block's groups per scheduler): then, as a
+        # single warp does, it waits at a Barrier for the block's other groups.
+        self.whole_blocks = True
         self.frame: Frame | None = None
         self.loops: list = []
         self._warps_of = (None, 0)
@@ -295,7 +299,7 @@ class Executor(MemoryInstructions, ScoreboardWaits):
     def exec_SyncThreads(self, s, idx):
         self.issue(idx, s)
         g = self.group
-        if self.lockstep:
+        if self.lockstep and self.whole_blocks:
             # Every live thread of a block that reached the barrier must be here.
             here = np.bincount(g.block_row[idx], minlength=g.shared_rows)
             live = np.bincount(g.block_row[~g.exited], minlength=g.shared_rows)
@@ -310,7 +314,7 @@ class Executor(MemoryInstructions, ScoreboardWaits):
             raise self.divergent_barrier(s, missing)
         if self.check is not None:
             self.check.syncthreads(g, idx)
-        if not self.lockstep:
+        if not (self.lockstep and self.whole_blocks):
             yield Barrier(s, idx)
         elif self.clock is not None:     # a timed block: it waits for its stores
             yield FENCE

@@ -90,6 +90,15 @@ class LaneGroup:
         return cls(geom, np.full(n, block, np.int64), tid, np.full(n, block_row, np.int64),
                    shared_rows)
 
+    @classmethod
+    def warps(cls, geom: Geometry, block: int, warps_in_block) -> "LaneGroup":
+        """Some warps of one block (ascending numbers), with the block's shared row."""
+        tpb = geom.threads_per_block
+        tid = np.concatenate([np.arange(w * WARP_SIZE, min((w + 1) * WARP_SIZE, tpb),
+                                        dtype=np.int64) for w in warps_in_block])
+        n = len(tid)
+        return cls(geom, np.full(n, block, np.int64), tid, np.zeros(n, np.int64), 1)
+
     def describe_lane(self, lane: int) -> str:
         """'block (3, 0, 0), thread (17, 0, 0)' for one lane of the group."""
         b = tuple(int(v) for v in self.geom.block_index(int(self.block_lin[lane])))

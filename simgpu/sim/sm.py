@@ -36,9 +36,12 @@ class SM:
     def issue_free(self, value: float) -> None:
         self.free = [value] * self.schedulers
 
-    def issue(self, now: float, k: int, warps: int = 1, warp: int = 0) -> tuple[float, float]:
+    def issue(self, now: float, k: int, warps: int = 1, warp: int = 0,
+              pinned: bool = False) -> tuple[float, float]:
         """Reserve the schedulers for k warp instructions of ``warps`` warps running
-        together (warp number ``warp``, the first of them): (issued at, ready again at)."""
+        together (warp number ``warp``, the first of them): (issued at, ready again at).
+        ``pinned``: the warps all belong to scheduler ``warp`` (timed-block's groups per
+        scheduler, ``[issue] block_groups = "scheduler"``) and share its issue slots."""
         if k == 0:
             return now, now
         free = self.free
@@ -47,7 +50,7 @@ class SM:
             end = free[0] = start + k * self.interval
             self.busy += k * self.issue_cycles
             return end, max(end, now + k / warps * self.alu_latency)
-        if warps == 1:
+        if warps == 1 or pinned:
             s = warp % self.schedulers
             start = free[s] if free[s] > now else now
             # one warp issues at its scheduler's rate; a group on one scheduler shares it

@@ -166,6 +166,10 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
 
     banks = SharedBanks(config.gpu.arch) if trace is None else trace.banks
     warp_groups = WarpGroups(geom)
+    # timed-block: lane groups per block (one, or one per warp scheduler)
+    per_scheduler = 1
+    if granularity == "block" and trace is None and config.issue.block_groups == "scheduler":
+        per_scheduler = min(config.issue.schedulers_per_sm, geom.warps_per_block)
 
     def serve(event, issued, sm: SM, resume=None):
         """Book ``event`` (memory traffic is per warp): (when the memory pipeline has
@@ -277,8 +281,9 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
         cell[1] = memory.cross(crossings)
         cell[2].succeed()
 
-    def warp(gen, wc: Counters, sm: SM, block_state, w, warps: int):
-        """A warp's process (or a whole block's, when ``warps`` > 1 run as one group).
+    def warp(gen, wc: Counters, sm: SM, block_state, w, warps: int, pinned: bool = False):
+        """A warp's process (or a group's, when ``warps`` > 1 run as one group: a whole
+        block, or with ``pinned`` the warps of the block on scheduler ``w``).
 
         The warp issues without waiting for its loads (the interpreter's scoreboard
         yields a Stall where a value is used before its data are back); stores are
@@ -297,7 +302,7 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
             except StopIteration:
                 event = None
             k, done = wc.warp_instructions - done, wc.warp_instructions
-            issued, ready = sm.issue(env.now, k, warps, w)
+            issued, ready = sm.issue(env.now, k, warps, w, pinned)
             cls = event.__class__
             if cls is Stall:                     # the next instruction needs pending data
                 until = event.until
@@ -424,20 +429,27 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
             trace.finished(block)
             return
         bindings = {**arrays, **shared_bindings(fn, 1)}
-        if granularity == "block":
+        if granularity != "block":
+            groups = warp_groups.block(block)
+        elif per_scheduler > 1:
+            # A lane group per warp scheduler, in lockstep within it: warp w runs on
+            # scheduler w mod schedulers_per_sm, as the SM's sub-partitions take warps,
+            # and the groups drift apart as their memory waits differ.
+            groups = [LaneGroup.warps(geom, block, range(s, geom.warps_per_block, per_scheduler))
+                      for s in range(per_scheduler)]
+        else:
             # The block's warps run as one lane group, in lockstep with each other.
             groups = [LaneGroup.blocks(geom, block, 1)]
-        else:
-            groups = warp_groups.block(block)
         state = BlockState(block, len(groups))
         for w, group in enumerate(groups):
             wc = Counters()
             warp_counters.append(wc)
             ex = Executor(group, schedule, wc, lockstep=granularity == "block")
+            ex.whole_blocks = len(groups) == 1
             ex.clock = env                       # the scoreboard compares with env.now
             gen = ex.run(fn, scalars, bindings)
             env.process(warp(gen, wc, sm, state, w, 1 if group.single_warp else
-                             group.count_warps(np.arange(group.n))))
+                             group.count_warps(np.arange(group.n)), per_scheduler > 1))
         yield state.done
 
     # The GPU hands blocks out one at a time, block_dispatch_ns each (an empty kernel's

@@ -338,6 +338,9 @@ def static_refusal(device, fn, sched, checks) -> str | None:
         return "check= runs on timed-block"
     if device.config.dram.read_scheduling == "fr-fcfs":
         return "[dram] read_scheduling = \"fr-fcfs\" is not replayed"
+    issue = device.config.issue
+    if issue.block_groups == "scheduler" and issue.schedulers_per_sm > 1:
+        return "[issue] block_groups = \"scheduler\" is not replayed (its traces are per block)"
     atomic, _ = kernel_traits(fn)
     if atomic:
         return "the kernel has atomics"

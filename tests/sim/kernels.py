@@ -148,3 +148,32 @@ def reverse_in_shared(a: Array[i32], out: Array[i32]):
     put(s, 63 - t, a[blockIdx.x * 64 + t])     # a device function writing shared memory
     syncthreads()
     out[blockIdx.x * 64 + t] = s[t]
+
+
+@kernel
+def rotate_in_shared(a: Array[i32], out: Array[i32]):
+    # 512 threads: each reads the word of the thread 200 places on, written by a warp of
+    # another scheduler's group before the barrier (and a shared array per block).
+    s = shared_array(i32, 512)
+    t = threadIdx.x
+    s[t] = a[blockIdx.x * 512 + t] * 3
+    syncthreads()
+    out[blockIdx.x * 512 + t] = s[(t + 200) % 512]
+
+
+@kernel
+def barrier_in_a_branch(a: Array[i32]):
+    t = threadIdx.x
+    if t < 96:                          # warps 0-2: part of the groups of warps 0, 1, 2
+        syncthreads()
+    a[t] = t
+
+
+@kernel
+def arithmetic_only(a: Array[i32], rounds: i32):
+    t = blockIdx.x * blockDim.x + threadIdx.x
+    x = t
+    for _ in range(rounds):
+        x = x * 1103515245 + 12345
+    if x == 7:                          # (never for these lanes: no store is timed)
+        a[0] = x
