@@ -8,7 +8,10 @@ GPU's L1 looks up a request's lines one after another (Nsight Compute's "wavefro
 so a scattered warp load holds the SM's L1 pipeline for many cycles.  This probe asks
 how many, for hits (``ca``: ``ld.global.ca``, a 64 KiB region per block read once
 first), for loads past the L1 (``cg``: ``ld.global.cg``, the region in the L2) and for
-stores (``st``).
+stores (``st``); and, as a mixed stream, both: loads and stores alternate in the eight
+requests (``mix_ca`` with hits, ``mix_cg`` with loads past the L1; the stores go into
+another array than the loads read), to ask whether an SM's loads and stores share one
+pipeline (their cycles add up) or pass side by side.
 
 One block of 1,024 threads per SM (132 blocks; then 8 blocks, so that what one SM's
 L1 takes shows apart from what all SMs together take of the L2), each warp issuing 8 independent
@@ -41,14 +44,14 @@ THREADS, ITERS, UNROLL = 1024, 32, 8
 WARPS = THREADS // 32
 LS = (1, 2, 4, 8, 16, 32)
 PATTERNS = ("packed", "spread", "diag")
-MODES = ("ca", "cg", "st")
+MODES = ("ca", "cg", "st", "mix_ca", "mix_cg")
 REPEATS = 3
 FEW = 8                          # the second run's blocks: 8 SMs busy, the L2 nearly idle
 
 SOURCE = r"""
 template <int MODE>
 __device__ __forceinline__ int ld(const int* p) {
-    if (MODE == 1) return __ldcg(p);
+    if (MODE == 1 || MODE == 4) return __ldcg(p);
     return __ldca(p);
 }
 
@@ -68,7 +71,7 @@ __device__ void body(const int* src, int* dst, int L, int pattern, long long* cl
         for (int u = 0; u < UNROLL; ++u) {
             int first = (warp * 131 + (it * UNROLL + u) * 61) & (LINES - 1);
             int idx = ((first + mine) & (LINES - 1)) * 32 + word;
-            if (MODE == 2) out[idx] = lane + it;
+            if (MODE == 2 || (MODE >= 3 && (u & 1))) out[idx] = lane + it;
             else acc += ld<MODE>(base + idx);
         }
     }
@@ -82,6 +85,8 @@ __device__ void body(const int* src, int* dst, int L, int pattern, long long* cl
 PROBE(probe_ca, 0)
 PROBE(probe_cg, 1)
 PROBE(probe_st, 2)
+PROBE(probe_mix_ca, 3)
+PROBE(probe_mix_cg, 4)
 """.replace("LINES", str(LINES)).replace("ITERS", str(ITERS)).replace("UNROLL", str(UNROLL))
 
 
@@ -149,7 +154,36 @@ def report(out: pathlib.Path) -> str:
         ratio = f"{m / r['cycles']:.2f}" if m is not None else "-"
         lines.append(f"| {r['blocks']} | {r['mode']} | {r['pattern']} | {L} | {sectors} "
                      f"| {c:.2f} | {c / L:.2f} | {mc} | {ratio} |")
-    return "\n".join(lines)
+    mix = mix_table(g, model, per_sm)
+    return "\n".join(lines + (["", mix] if mix else []))
+
+
+def mix_table(g: dict, model: dict, per_sm: int) -> str:
+    """The mixed streams against their parts: a load and a store of the same shape cost,
+    together, ``pair / sum`` of what the two cost apart (1: one pipeline, their cycles
+    add up; ``max / sum``: side by side).  "" when the run has no mixed stream."""
+    gpu = {(r["blocks"], r["mode"], r["pattern"], r["L"]): r["cycles"] / per_sm
+           for r in g["rows"]}
+    lines = ["Loads and stores alternating (`mix_ca`, `mix_cg`) against the same loads and "
+             "stores apart, cycles per warp request; pair / sum: a load and a store together "
+             "over the two apart (1.00: their cycles add up), max / sum: what side by side "
+             "would give.", "",
+             "| SMs | loads | pattern | lines | load | store | mixed | pair / sum | max / sum "
+             "| model: pair / sum |", "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for (blocks, mode, pattern, L), mixed in gpu.items():
+        if not mode.startswith("mix_"):
+            continue
+        loads = mode[4:]
+        ld, st = gpu.get((blocks, loads, pattern, L)), gpu.get((blocks, "st", pattern, L))
+        if ld is None or st is None:
+            continue
+        parts = [model.get((m, pattern, L)) for m in (loads, "st", mode)]
+        sim = ("-" if blocks != g["sms"] or None in parts else
+               f"{2 * parts[2] / (parts[0] + parts[1]):.2f}")
+        lines.append(f"| {blocks} | {loads} | {pattern} | {L} | {ld:.2f} | {st:.2f} | "
+                     f"{mixed:.2f} | {2 * mixed / (ld + st):.2f} | {max(ld, st) / (ld + st):.2f} "
+                     f"| {sim} |")
+    return "\n".join(lines) if len(lines) > 4 else ""
 
 
 def main(argv=None) -> int:

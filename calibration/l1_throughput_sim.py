@@ -5,7 +5,7 @@ device.  The GPU's figure is the SM clock around the loop; the model's is the ke
 cycles less the config's fixed cost per kernel and less the same kernel with no
 iterations (the region's first read, which the GPU's clock leaves out).
 
-    python -m calibration.l1_throughput_sim OUT     # OUT/l1_sim.json; then
+    python -m calibration.l1_throughput_sim OUT [JOBS]   # OUT/l1_sim.json; then
     python -m calibration.l1_throughput --report OUT   # beside the GPU's l1.json
 """
 from __future__ import annotations
@@ -47,7 +47,13 @@ def l1_probe(src: Array[i32], dst: Array[i32], L: i32, pattern: i32, store: i32,
         i5 = base + ((((warp * 131 + (k + 5) * 61) & MASK) + mine) & MASK) * 32 + word
         i6 = base + ((((warp * 131 + (k + 6) * 61) & MASK) + mine) & MASK) * 32 + word
         i7 = base + ((((warp * 131 + (k + 7) * 61) & MASK) + mine) & MASK) * 32 + word
-        if store == 1:
+        if store == 2:                  # mix_ca: loads and stores alternate
+            dst[i1] = lane + it
+            dst[i3] = lane + it
+            dst[i5] = lane + it
+            dst[i7] = lane + it
+            acc += src[i0] + src[i2] + src[i4] + src[i6]
+        elif store == 1:
             dst[i0] = lane + it
             dst[i1] = lane + it
             dst[i2] = lane + it
@@ -69,7 +75,7 @@ def run(dev, mode: str, pattern: str, L: int, iters: int = ITERS) -> float:
     words = sms * LINES * 32
     src = dev.to_device(np.arange(words, dtype=np.int32))
     dst = dev.zeros(words, np.int32)
-    args = (L, PATTERNS.index(pattern), int(mode == "st"))
+    args = (L, PATTERNS.index(pattern), {"ca": 0, "st": 1, "mix_ca": 2}[mode])
     dev.cache_control = "none"                  # the L2 warm, as after the GPU's warm-up
     dev.launch(l1_probe, sms, THREADS, src, dst, *args, 0)
     empty = dev.launch(l1_probe, sms, THREADS, src, dst, *args, 0).cycles
@@ -77,26 +83,33 @@ def run(dev, mode: str, pattern: str, L: int, iters: int = ITERS) -> float:
     return float(full - empty) * ITERS / iters
 
 
-def run_all(out: pathlib.Path, config: str = "sim:h100") -> None:
-    """``ca`` loads and stores (the kernel language has one load, which goes through the
-    L1 as ld.global.ca does), each shape on a fresh device, 4 iterations scaled to ITERS;
-    OUT/l1_sim.json."""
+def _one(config: str, mode: str, pattern: str, L: int) -> dict:
     import simgpu
-    rows = []
-    for mode in ("ca", "st"):
-        for pattern in PATTERNS:
-            for L in LS:
-                dev = simgpu.get_device(config)
-                dev.default_engine = "timed-block"
-                rows.append({"mode": mode, "pattern": pattern, "L": L,
-                             "cycles": run(dev, mode, pattern, L, iters=4)})
-                print(rows[-1], flush=True)
+    dev = simgpu.get_device(config)
+    dev.default_engine = "timed-block"
+    row = {"mode": mode, "pattern": pattern, "L": L, "cycles": run(dev, mode, pattern, L, iters=4)}
+    print(row, flush=True)
+    return row
+
+
+def run_all(out: pathlib.Path, config: str = "sim:h100", jobs: int = 1) -> None:
+    """``ca`` loads, stores and the two alternating (the kernel language has one load,
+    which goes through the L1 as ld.global.ca does), each shape on a fresh device, 4
+    iterations scaled to ITERS, ``jobs`` shapes at a time; OUT/l1_sim.json."""
+    shapes = [(config, mode, pattern, L) for mode in ("ca", "st", "mix_ca")
+              for pattern in PATTERNS for L in LS]
+    if jobs > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(jobs) as pool:
+            rows = list(pool.map(_one, *zip(*shapes)))
+    else:
+        rows = [_one(*shape) for shape in shapes]
     out.mkdir(parents=True, exist_ok=True)
     (out / "l1_sim.json").write_text(json.dumps(
         {"device": config, "date": str(datetime.date.today()), "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m calibration.l1_throughput_sim OUT")
-    run_all(pathlib.Path(sys.argv[1]))
+    if len(sys.argv) not in (2, 3):
+        sys.exit("usage: python -m calibration.l1_throughput_sim OUT [JOBS]")
+    run_all(pathlib.Path(sys.argv[1]), jobs=int(sys.argv[2]) if len(sys.argv) == 3 else 1)

@@ -421,3 +421,25 @@ def test_l1_throughput_shapes_and_report(tmp_path):
     table = p.report(tmp_path)
     assert "| 132 | st | packed | 32 | 32 | 100.00 | 3.12 | 50.00 | 0.50 |" in table
     assert "| 8 | st | packed | 32 | 32 | 64.00 | 2.00 | - | - |" in table
+
+
+def test_l1_throughput_mixed_streams_against_their_parts(tmp_path):
+    """A mixed stream's row: a load and a store together over the two apart (pair / sum),
+    beside what side by side would give and the model's own pair / sum (132 SMs)."""
+    from calibration import l1_throughput as p
+    per = p.WARPS * p.ITERS * p.UNROLL
+    cycles = {"cg": 30.0, "st": 70.0, "mix_cg": 45.0, "ca": 10.0, "mix_ca": 40.0}
+    rows = [{"blocks": b, "mode": m, "pattern": "diag", "L": 32, "cycles": c * per, "ms": 1.0}
+            for b in (132, 8) for m, c in cycles.items()]
+    (tmp_path / "l1.json").write_text(json.dumps({"device": "GPU", "sms": 132, "date": "d",
+                                                  "rows": rows}))
+    model = {"ca": 12.0, "st": 60.0, "mix_ca": 36.0}
+    (tmp_path / "l1_sim.json").write_text(json.dumps({"device": "sim:h100", "date": "d", "rows": [
+        {"mode": m, "pattern": "diag", "L": 32, "cycles": c * per} for m, c in model.items()]}))
+    table = p.report(tmp_path)
+    assert "| 132 | cg | diag | 32 | 30.00 | 70.00 | 45.00 | 0.90 | 0.70 | - |" in table
+    assert "| 132 | ca | diag | 32 | 10.00 | 70.00 | 40.00 | 1.00 | 0.88 | 1.00 |" in table
+    assert "| 8 | ca | diag | 32 | 10.00 | 70.00 | 40.00 | 1.00 | 0.88 | - |" in table
+    (tmp_path / "l1.json").write_text(json.dumps({"device": "GPU", "sms": 132, "date": "d",
+                                                  "rows": rows[:2]}))
+    assert "alternating" not in p.report(tmp_path)          # no mixed stream: no table
