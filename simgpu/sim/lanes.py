@@ -3,7 +3,9 @@
 A :class:`LaneGroup` is a set of threads with their built-in indices, warp
 ids and shared-memory rows — the whole of a wave of blocks for the lockstep
 engine, or one warp for the per-warp engines.  The interpreter works on any
-group the same way; only the engines decide how groups are cut.
+group the same way; only the engines decide how groups are cut (the timed engines: a
+warp, a block, or a block's warps on one scheduler; :class:`WarpGroups` builds a block's
+warps from templates).
 """
 from __future__ import annotations
 
@@ -126,6 +128,37 @@ class LaneGroup:
         taken = np.add.reduceat(cond.astype(np.int64), starts)
         sizes = np.diff(np.append(starts, len(w)))
         return int(np.count_nonzero((taken > 0) & (taken < sizes)))
+
+
+class WarpGroups:
+    """``LaneGroup.warp(geom, block, w, 0, 1)`` for every warp of a block, built from
+    per-launch templates: the thread-dependent arrays are the same in every block
+    (shared, read-only), the block-dependent ones are constants."""
+
+    def __init__(self, geom: Geometry):
+        self.geom = geom
+        self.templates = [LaneGroup.warp(geom, 0, w, 0, 1) for w in range(geom.warps_per_block)]
+        for t in self.templates:
+            for a in (t.tid, t.lane, *(t.index[("threadIdx", d)] for d in "xyz")):
+                a.setflags(write=False)
+
+    def block(self, block: int) -> list:
+        geom = self.geom
+        bx, by, bz = (np.int32(v) for v in geom.block_index(block))
+        first_warp = block * geom.warps_per_block
+        out = []
+        for w, t in enumerate(self.templates):
+            n = t.n
+            g = object.__new__(LaneGroup)
+            g.__dict__.update(t.__dict__)
+            g.block_lin = np.full(n, block, np.int64)
+            g.warp = np.full(n, first_warp + w, np.int64)
+            g.index = {**t.index, ("blockIdx", "x"): np.full(n, bx, np.int32),
+                       ("blockIdx", "y"): np.full(n, by, np.int32),
+                       ("blockIdx", "z"): np.full(n, bz, np.int32)}
+            g.exited = np.zeros(n, dtype=bool)
+            out.append(g)
+        return out
 
 
 def union(parts, n: int) -> np.ndarray:

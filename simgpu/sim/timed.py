@@ -43,7 +43,7 @@ from ..mem.memory_system import MemorySystem
 from .deferred import DEFERRED, DeferredLoads
 from .engines import BarrierPool, shared_bindings
 from .interpreter import Barrier, Counters, Executor
-from .lanes import Geometry, LaneGroup
+from .lanes import Geometry, LaneGroup, WarpGroups
 from .occupancy import blocks_per_sm
 from .scoreboard import Fence, Stall
 from .shared_banks import SharedBanks
@@ -83,37 +83,6 @@ class Environment(simpy.Environment):
             return False
         self._now = at
         return True
-
-
-class WarpGroups:
-    """``LaneGroup.warp(geom, block, w, 0, 1)`` for every warp of a block, built from
-    per-launch templates: the thread-dependent arrays are the same in every block
-    (shared, read-only), the block-dependent ones are constants."""
-
-    def __init__(self, geom: Geometry):
-        self.geom = geom
-        self.templates = [LaneGroup.warp(geom, 0, w, 0, 1) for w in range(geom.warps_per_block)]
-        for t in self.templates:
-            for a in (t.tid, t.lane, *(t.index[("threadIdx", d)] for d in "xyz")):
-                a.setflags(write=False)
-
-    def block(self, block: int) -> list:
-        geom = self.geom
-        bx, by, bz = (np.int32(v) for v in geom.block_index(block))
-        first_warp = block * geom.warps_per_block
-        out = []
-        for w, t in enumerate(self.templates):
-            n = t.n
-            g = object.__new__(LaneGroup)
-            g.__dict__.update(t.__dict__)
-            g.block_lin = np.full(n, block, np.int64)
-            g.warp = np.full(n, first_warp + w, np.int64)
-            g.index = {**t.index, ("blockIdx", "x"): np.full(n, bx, np.int32),
-                       ("blockIdx", "y"): np.full(n, by, np.int32),
-                       ("blockIdx", "z"): np.full(n, bz, np.int32)}
-            g.exited = np.zeros(n, dtype=bool)
-            out.append(g)
-        return out
 
 
 GRANULARITIES = ("warp", "block")

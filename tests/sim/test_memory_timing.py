@@ -13,7 +13,7 @@ from simgpu.device import SimDevice
 from simgpu.lang import Array, blockDim, blockIdx, gridDim, i32, kernel, shared_array, syncthreads, threadIdx
 from simgpu.ir.nodes import Const, Special, Var
 from simgpu.sim import fast_paths, timed
-from simgpu.sim.lanes import Geometry, LaneGroup
+from simgpu.sim.lanes import Geometry, LaneGroup, WarpGroups
 
 from . import kernels as K
 
@@ -265,7 +265,7 @@ def test_compiled_fast_paths_change_nothing(engine, monkeypatch):
                                          ((3, 4, 1), (8, 8, 3))])
 def test_warp_groups_equal_lanegroup_warp(grid, block):
     geom = Geometry(grid, block)
-    groups = timed.WarpGroups(geom)
+    groups = WarpGroups(geom)
     for b in range(geom.blocks):
         for w, g in enumerate(groups.block(b)):
             ref = LaneGroup.warp(geom, b, w, 0, 1)
