@@ -2,14 +2,16 @@
 
     python -m validation.builtin_sim_side [--page docs/validation.md] [--config PATH]
                                           [--without KEY ...] [--seeds 0 1 2] [--only TEXT]
-                                          [--jobs N] [--markdown FILE]
+                                          [--jobs N] [--markdown FILE] [--engine NAME]
 
 ``python -m simgpu_apps.gpu_tools.validate`` needs the GPU for its GPU side; the page it
 wrote (docs/validation.md) keeps, launch by launch, Nsight Compute's kernel time. This
 runs the same cases on the simulator as that script does (``validate.run_cases`` on
 ``validate.sim_device()``'s settings: timed-block, an empty L2 at each launch, a fresh
 device per case and seed), with the bundled sim:h100, another config (``--config``), or
-sim:h100 without some keys (``--without``, e.g. a mechanism's switch), and compares each
+sim:h100 without some keys (``--without``, e.g. a mechanism's switch), or on another timed
+engine (``--engine timed``: every warp its own process; a diagnosis, since the page's
+model ran on timed-block), and compares each
 launch with the page's GPU kernel time: the page's own launches, paired by kernel and
 occurrence (as validate_diff pairs them), so a model change is measured on the GPU figures
 of the page without a GPU. It prints per launch the page's sim time, this run's, and
@@ -47,10 +49,10 @@ def page_rows(text: str) -> dict:
     return out
 
 
-def run_one(config: str, name: str, seed: int) -> list:
+def run_one(config: str, name: str, seed: int, engine: str = "timed-block") -> list:
     """[(kernel, sim kernel ms)] of one case and seed on a fresh device."""
     dev = simgpu.get_device(config)
-    dev.default_engine, dev.cache_control = "timed-block", "all"
+    dev.default_engine, dev.cache_control = engine, "all"
     case = next(c for c in cases(False) if c.name == name)
     _, launches = run_cases(dev, [case], [seed])[(name, seed)]
     return [(lc.kernel, lc.kernel_ms) for lc in launches]
@@ -81,6 +83,8 @@ def main(argv=None) -> None:
     p.add_argument("--only", help="only the cases whose name contains this text")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--markdown", help="also write the table and summary to this file")
+    p.add_argument("--engine", default="timed-block", choices=("timed-block", "timed"),
+                   help="the engine the simulator runs (default: timed-block, as the page)")
     args = p.parse_args(argv)
     page_file = pathlib.Path(args.page)
     if not page_file.is_file():
@@ -97,14 +101,16 @@ def main(argv=None) -> None:
         if args.jobs > 1:
             from concurrent.futures import ProcessPoolExecutor
             with ProcessPoolExecutor(args.jobs) as pool:
-                results = list(pool.map(run_one, [config] * len(keys), *zip(*keys)))
+                results = list(pool.map(run_one, [config] * len(keys), *zip(*keys),
+                                        [args.engine] * len(keys)))
         else:
-            results = [run_one(config, *k) for k in keys]
+            results = [run_one(config, *k, args.engine) for k in keys]
     rows = compare(page, dict(zip(keys, results)))
     if not rows:
         raise SystemExit("builtin_sim_side: no launch of the page was run (check --only/--seeds)")
     lines = [f"Simulator: {args.config}" + (f" without {', '.join(args.without)}" if args.without
-                                            else "") + f"; GPU and page times: {args.page}", "",
+                                            else "") + f", engine {args.engine}"
+             + f"; GPU and page times: {args.page}", "",
              "| case | seed | kernel | GPU kernel ms | page's sim / GPU | sim ms | sim / GPU |",
              "|---|---:|---|---:|---:|---:|---:|"]
     lines += [f"| {c} | {s} | {k} | {g:.4f} | {o:.3f} | {n:.6f} | {n / g:.3f} |"

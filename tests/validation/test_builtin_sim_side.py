@@ -42,3 +42,15 @@ def test_a_key_to_leave_out_must_be_there():
 def test_a_missing_page_is_refused(tmp_path):
     with pytest.raises(SystemExit, match="not a file"):
         side.main(["--page", str(tmp_path / "none.md")])
+
+
+def test_the_engine_reaches_the_device(monkeypatch):
+    seen = []
+
+    def fake_run_cases(dev, cases, seeds):
+        seen.append((dev.default_engine, dev.cache_control, cases[0].name))
+        return {(cases[0].name, seeds[0]): (None, [])}
+    monkeypatch.setattr(side, "run_cases", fake_run_cases)
+    assert side.run_one("sim:h100", "copy_striding", 0, "timed") == []
+    assert side.run_one("sim:h100", "copy_striding", 0) == []
+    assert seen == [("timed", "all", "copy_striding"), ("timed-block", "all", "copy_striding")]
