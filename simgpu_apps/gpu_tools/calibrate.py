@@ -80,6 +80,8 @@ def main(argv=None):
                    "simulator) or quick")
     p.add_argument("--states", default="warm,cold", help="simulator: cache states to run")
     p.add_argument("--benches", help="simulator: only these benchmarks (comma-separated)")
+    p.add_argument("--engine", default="timed-block", choices=("timed-block", "timed"),
+                   help="simulator: the timed engine (default timed-block, the device's)")
     p.add_argument("--budget", type=int, default=420, help="GPU: seconds to stop starting steps")
     p.add_argument("--steps", default=STEPS, help="GPU: what:plan pairs (warm, cold: ncu sweeps; "
                    "graph: CUDA-graph times; counters-warm, counters-cold: ncu counters; a plan may "
@@ -108,11 +110,14 @@ def main(argv=None):
         return
     if args.device.startswith("sim:"):
         dev = simgpu.get_device(args.device)
+        dev.default_engine = args.engine
         cases = [c for c in plan(args.plan or "sim") if not args.benches or c.bench in args.benches.split(",")]
         rows = measure_sim(dev, cases, tuple(args.states.split(",")))
         result = {"device": args.device, "config": dev.config.gpu.name,
                   "clock_mhz": dev.config.gpu.core_clock_mhz, "date": str(datetime.date.today()),
-                  "script": f"python -m simgpu_apps.gpu_tools.calibrate --device {args.device}", "rows": rows}
+                  "engine": args.engine,
+                  "script": f"python -m simgpu_apps.gpu_tools.calibrate --device {args.device}"
+                            f" --engine {args.engine}", "rows": rows}
         if args.out:
             pathlib.Path(args.out).write_text(json.dumps(result, indent=1))
         return

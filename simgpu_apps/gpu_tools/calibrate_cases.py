@@ -178,8 +178,8 @@ def setup(dev, case: Case, rng):
 # --- the simulator side ----------------------------------------------------------------
 
 def measure_sim(dev, cases, states=("warm", "cold")) -> list:
-    """Rows {bench, n, steps, state, us, wall_s} on a simulated device (timed-block)."""
-    dev.default_engine = "timed-block"
+    """Rows {bench, n, steps, state, us, wall_s} on a simulated device, on its default
+    engine (``calibrate --engine``: timed-block unless told)."""
     cfg = dev.config
     rows = []
     for case in cases:

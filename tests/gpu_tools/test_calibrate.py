@@ -1,5 +1,7 @@
 """The calibration script's own logic, without a GPU: the simulator side, ncu CSV
 parsing, and the comparison's arithmetic."""
+import json
+
 import numpy as np
 import pytest
 
@@ -180,3 +182,19 @@ def test_a_bad_steps_item_is_named_before_anything_runs(capsys):
         with pytest.raises(SystemExit) as exc:
             main(["--device", "cuda", "--steps", f"warm:gpu,{bad}"])
         assert f"--steps item {bad!r}" in str(exc.value) and "what:plan[@order]" in str(exc.value)
+
+
+def test_the_simulator_side_runs_on_the_engine_named(tmp_path, monkeypatch):
+    from simgpu_apps.gpu_tools import calibrate
+    engines = []
+    real = calibrate.measure_sim
+
+    def spy(dev, cases, states):
+        engines.append(dev.default_engine)
+        return real(dev, cases, states)
+    monkeypatch.setattr(calibrate, "measure_sim", spy)
+    out = tmp_path / "sim.json"
+    calibrate.main(["--device", "sim:h100", "--engine", "timed", "--benches", "empty",
+                    "--states", "warm", "--out", str(out)])
+    result = json.loads(out.read_text())
+    assert engines == ["timed"] and result["engine"] == "timed" and len(result["rows"]) == 1
