@@ -6,7 +6,6 @@ import pytest
 
 from simgpu.configs import ConfigError
 from simgpu.lang.errors import KernelRuntimeError
-from simgpu.lang import shared_array  # noqa: F401  (the kernels' module needs it)
 from tests.sim.kernels import (arithmetic_only, barrier_in_a_branch, block_sums,
                                rotate_in_shared)
 from tests.sim.test_memory_timing import variant
