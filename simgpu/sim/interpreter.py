@@ -69,7 +69,7 @@ class Executor(MemoryInstructions, ScoreboardWaits):
         # A lockstep group holds whole blocks, and passes syncthreads() by itself, unless
         # it is some warps of a block (timed-block's groups per scheduler): then, as a
         # single warp does, it waits at a Barrier for the block's other groups.
-        self.whole_blocks = True
+        self.whole_blocks = group.n == group.shared_rows * group.geom.threads_per_block
         self.frame: Frame | None = None
         self.loops: list = []
         self._warps_of = (None, 0)

@@ -414,7 +414,6 @@ def run_timed(config, fn, geom: Geometry, scalars, arrays, schedule, counters: C
             wc = Counters()
             warp_counters.append(wc)
             ex = Executor(group, schedule, wc, lockstep=granularity == "block")
-            ex.whole_blocks = len(groups) == 1
             ex.clock = env                       # the scoreboard compares with env.now
             gen = ex.run(fn, scalars, bindings)
             env.process(warp(gen, wc, sm, state, w, 1 if group.single_warp else
