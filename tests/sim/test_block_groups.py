@@ -77,10 +77,18 @@ def test_gt200_has_one_scheduler_so_one_group(tmp_path):
 
 
 def test_trace_block_says_it_does_not_replay_the_groups(tmp_path):
-    dev = grouped(tmp_path)
-    rep = dev.launch(rotate_in_shared, 2, 512, dev.to_device(np.arange(1024, dtype=np.int32)),
-                     dev.zeros(1024, np.int32), engine="trace-block")
-    assert rep.extra["engine_ran"] == "timed-block"
+    """With reads booked at arrival (which trace-block replays), the groups alone send a
+    race-free launch back to timed-block, and the report says why."""
+    a = np.arange(1024, dtype=np.int32)
+    ran = {}
+    for name, value in (("scheduler", '"scheduler"'), ("block", '"block"')):
+        dev = variant("h100", tmp_path, read_scheduling='"at-arrival"',
+                      schedulers_per_sm=f"4\nblock_groups = {value}")
+        rep = dev.launch(rotate_in_shared, 2, 512, dev.to_device(a), dev.zeros(1024, np.int32),
+                         engine="trace-block")
+        ran[name] = rep.extra["engine_ran"], rep.extra.get("trace_fallback", "")
+    assert ran["block"] == ("trace-block", "")
+    assert ran["scheduler"][0] == "timed-block" and "block_groups" in ran["scheduler"][1]
 
 
 def test_an_unknown_grouping_is_refused(tmp_path):
