@@ -199,6 +199,10 @@ class DramTiming:
                       "memory.dram_banks_per_partition / subchannels banks and keeps tRRD, "
                       "tRRD_L and tFAW among its own activates; they share the data bus",
                       _POSITIVE, default=1)
+    lane_bytes: int = _opt("bytes the address map keeps in one bank's row of one sub-channel "
+                           "and bank group before it moves to the next (0: one burst); a "
+                           "DRAM access of that many bytes opens one row, not one per burst",
+                           _NONNEGATIVE, default=0)
 
     def _check(self, err, memory: MemoryModel) -> None:
         if self.read_scheduling is not None and self.read_scheduling not in READ_SCHEDULING:
@@ -218,6 +222,10 @@ class DramTiming:
                                 f"{memory.min_access_bytes}, and the partition interleave "
                                 f"({memory.partition_interleave_bytes} B) must hold a burst in each "
                                 f"sub-channel and bank group")
+        if self.lane_bytes and (self.lane_bytes % burst
+                                or memory.row_buffer_bytes % self.lane_bytes):
+            err("lane_bytes", f"{self.lane_bytes} must be a whole number of {burst} B bursts "
+                              f"and divide memory.row_buffer_bytes = {memory.row_buffer_bytes}")
         if memory.row_buffer_bytes % burst:
             err("burst_length", f"memory.row_buffer_bytes = {memory.row_buffer_bytes} is not a "
                                 f"whole number of {burst} B bursts")

@@ -159,18 +159,18 @@ class DeferredReads:
     def queue(self, node: Deferred, key, part: int, txn: tuple, arrive: float) -> int:
         """Queue one transaction ``txn`` (bank, row, size, address) of ``node`` at
         partition ``part``, arriving at ``arrive``, its reads placed under ``key``;
-        return how many reads it is (burst by burst where the address map spreads it)."""
+        return how many reads it is (piece by piece where the address map spreads it)."""
         d = self.dram
         b, r, s, a = txn
         p = d.parts[part]
         p.transactions += 1
         p.bytes += s
         queues, bps, burst = self.queues[part], d.banks_per_sub, d.burst
-        if s > burst and d.amap.lanes > 1:    # burst by burst where the map puts each
-            for k in range(0, s, burst):
-                _, bk, rk = d.amap.where(a + k)
-                self._add(queues[bk // bps], arrive, bk % bps, rk, 1, node, key)
-            return -(-s // burst)
+        if s > burst and d.amap.lanes > 1:    # piece by piece where the map puts each
+            pieces = d.amap.pieces(a, s)
+            for bk, rk, n in pieces:
+                self._add(queues[bk // bps], arrive, bk % bps, rk, n, node, key)
+            return len(pieces)
         self._add(queues[b // bps], arrive, b % bps, r, -(-s // burst), node, key)
         return 1
 

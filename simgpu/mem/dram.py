@@ -50,6 +50,7 @@ class AddressMap:
     banks_per_sub: int
     banks_per_group: int
     bursts_per_row: int
+    lane_bursts: int
     granule: int
     skip: int
     hashed: Any
@@ -74,6 +75,10 @@ class AddressMap:
         self.banks_per_sub = self.banks // subs
         self.banks_per_group = self.banks_per_sub // groups
         self.bursts_per_row = max(1, self.row_bytes // self.burst)
+        # consecutive bursts kept in one lane (one bank's row) before the next lane: a
+        # 64-B access of HBM3 opens one row in one pseudo-channel, not one in each
+        lane_bytes = dram.lane_bytes if dram is not None else 0
+        self.lane_bursts = max(1, lane_bytes // self.burst)
         # The hot path reads (partition, bank, row) per ``granule`` (``cache.get(address //
         # granule) or where(address)``): a partition chunk where all of it lies in one bank,
         # else a burst.
@@ -91,9 +96,10 @@ class AddressMap:
             page = local // self.row_bytes
             return part, page % self.banks, page // self.banks
         k = local // self.burst                # the burst's number in the partition
-        lane = k % self.lanes
+        run = k // self.lane_bursts            # its run of bursts kept in one lane
+        lane = run % self.lanes
         sub, group = lane % self.subs, lane // self.subs
-        page = (k // self.lanes) // self.bursts_per_row
+        page = ((run // self.lanes) * self.lane_bursts + k % self.lane_bursts) // self.bursts_per_row
         bank = (sub * self.banks_per_sub + group * self.banks_per_group
                 + page % self.banks_per_group)
         return part, bank, page // self.banks_per_group
@@ -110,6 +116,18 @@ class AddressMap:
         else:
             local = (chunk // self.n) * self.interleave + address % self.interleave
         return chunk % self.n, local
+
+    def pieces(self, address: int, size: int) -> list[tuple[int, int, int]]:
+        """A transaction's bursts as the map spreads them: [(bank, row, bursts)], the
+        consecutive bursts that share a bank's row as one piece."""
+        out: list = []
+        for k in range(0, size, self.burst):
+            _, bank, row = self.where(address + k)
+            if out and out[-1][0] == bank and out[-1][1] == row:
+                out[-1] = (bank, row, out[-1][2] + 1)
+            else:
+                out.append((bank, row, 1))
+        return out
 
     def where(self, address: int) -> tuple[int, int, int]:
         """:meth:`locate` of one address, remembered per granule."""
@@ -282,14 +300,13 @@ class Dram:
     def _spread(self, subs: list[SubChannel], a: int, s: int, arrive: float,
                 write: bool) -> tuple[float, float]:
         """A transaction of several bursts spread over the bank groups and sub-channels:
-        each burst served where the address map puts it; (its end, its longest wait)."""
-        bps, burst, where = self.banks_per_sub, self.burst, self.amap.where
+        each piece served where the address map puts it; (its end, its longest wait)."""
+        bps = self.banks_per_sub
         end, wait = arrive, 0.0
-        for k in range(0, s, burst):
-            _, bk, rk = where(a + k)
+        for bk, rk, n in self.amap.pieces(a, s):
             sc = subs[bk // bps]
-            e, w = (sc.write(bk % bps, rk, 1, arrive) if write
-                    else sc.read(bk % bps, rk, 1, arrive))
+            e, w = (sc.write(bk % bps, rk, n, arrive) if write
+                    else sc.read(bk % bps, rk, n, arrive))
             if e > end:
                 end = e
             if w > wait:

@@ -274,9 +274,8 @@ def schedule_reads(dram, part: int, reads: list[tuple[float, int, int, int, int]
         p.transactions += 1
         p.bytes += s
         if s > burst and spread:
-            for k in range(0, s, burst):
-                _, bk, rk = dram.amap.where(a + k)
-                per_sub[bk // bps].append((arrival, bk % bps, rk, 1))
+            for bk, rk, n in dram.amap.pieces(a, s):
+                per_sub[bk // bps].append((arrival, bk % bps, rk, n))
                 owner[bk // bps].append(j)
         else:
             per_sub[b // bps].append((arrival, b % bps, r, -(-s // burst)))

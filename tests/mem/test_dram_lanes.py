@@ -1,0 +1,108 @@
+"""The DRAM address map's lanes (``[dram] lane_bytes``, simgpu/mem/dram.py).
+
+A partition's bursts rotate over its sub-channels and bank groups (its lanes).  With
+``lane_bytes`` the map keeps that many consecutive bytes in one lane, in one bank's row,
+before moving on, so a 64-B access of HBM3 opens one row in one pseudo-channel instead
+of one row in each.  Checked here: the map stays one to one for every lane size, a run
+of ``lane_bytes`` lies in one row, ``pieces`` merges exactly the bursts that share a row,
+random 64-B reads open one row each instead of two, a config without the key books as
+before, and sizes the map cannot keep are refused."""
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import simgpu.configs as configs
+from simgpu.configs import ConfigError, load_config
+from simgpu.mem.dram import AddressMap, Dram
+
+
+def h100(lane_bytes):
+    cfg = load_config("h100")
+    return dataclasses.replace(cfg, dram=dataclasses.replace(cfg.dram, lane_bytes=lane_bytes))
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from([0, 32, 64, 128, 256, 1024]), st.integers(0, 1 << 20))
+def test_the_map_is_one_to_one_and_a_run_stays_in_one_row(lane_bytes, base_line):
+    cfg = h100(lane_bytes)
+    amap = AddressMap(cfg.memory, cfg.dram)
+    span = amap.n * amap.row_bytes * amap.banks        # every row of every bank, once
+    a = np.arange(0, span, amap.burst, dtype=np.int64)
+    p, b, r = amap.locate(a)
+    rows = np.unique(np.stack([p, b, r]), axis=1, return_counts=True)[1]
+    assert rows.min() == rows.max() == amap.bursts_per_row
+    run = max(lane_bytes, amap.burst)
+    if run > amap.interleave:                          # (a run then spans partitions)
+        return
+    start = base_line * run                            # any aligned run, far out too
+    where = {amap.where(start + k) for k in range(0, run, amap.burst)}
+    assert len(where) == 1
+    (part, bank, _), = where
+    nxt = amap.where(start + run)
+    if lane_bytes >= amap.burst and nxt[0] == part:    # the next run: the next lane
+        assert nxt[1] // amap.banks_per_group != bank // amap.banks_per_group
+
+
+def test_pieces_merge_the_bursts_of_one_row():
+    split, kept = AddressMap(h100(0).memory, h100(0).dram), AddressMap(h100(64).memory,
+                                                                       h100(64).dram)
+    for a in (0, 4096, 123 * 64):
+        one = kept.pieces(a, 64)
+        assert len(one) == 1 and one[0][2] == 2
+        two = split.pieces(a, 64)
+        assert [n for _, _, n in two] == [1, 1]
+        assert two[0][0] // split.banks_per_sub != two[1][0] // split.banks_per_sub
+    whole = kept.pieces(0, 128)                        # two runs: two lanes
+    assert [n for _, _, n in whole] == [2, 2] and whole[0][0] != whole[1][0]
+
+
+def random_reads(cfg, count=2000, seed=3):
+    """Random 64-B reads over 1 GiB of one partition, eight a cycle (far more than its
+    banks can take): activations per read and when the last is done."""
+    dram = Dram(cfg, AddressMap(cfg.memory, cfg.dram))
+    rng = np.random.default_rng(seed)
+    txns = []
+    for a in rng.integers(0, 1 << 24, 400 * count) * 64:
+        part, bank, row = dram.amap.where(int(a))
+        if part == 0:
+            txns.append((bank, row, 64, int(a)))
+    assert len(txns) >= count
+    last = 0.0
+    for i in range(0, count, 8):
+        last = max(last, dram.serve(0, txns[i:i + 8], i / 8, [])[0])
+    p = dram.parts[0]
+    return p.activations / p.transactions, last
+
+
+def test_a_random_64_byte_read_opens_one_row_not_two():
+    two_rows, slow = random_reads(h100(0))
+    one_row, fast = random_reads(h100(64))
+    assert two_rows > 1.8 and one_row < 1.05
+    assert fast < 0.75 * slow                          # activates bind random reads
+
+
+def test_without_the_key_the_map_is_the_burst_rotation():
+    default = load_config("h100")
+    assert default.dram.lane_bytes in (0, 64)
+    a = np.arange(0, 1 << 22, 32, dtype=np.int64)
+    base = AddressMap(h100(0).memory, h100(0).dram).locate(a)
+    one = AddressMap(h100(32).memory, h100(32).dram).locate(a)   # one burst: the same
+    for x, y in zip(base, one):
+        assert np.array_equal(x, y)
+
+
+def test_a_lane_size_the_map_cannot_keep_is_refused(tmp_path):
+    text = (pathlib.Path(configs.__file__).parent / "h100.toml").read_text()
+    marker = "\nranks = 1 "
+    assert text.count(marker) == 1
+    for bad in (48, 3072):                             # not whole bursts; not in a row
+        path = tmp_path / f"lanes{bad}.toml"
+        path.write_text(text.replace(marker, f"\nlane_bytes = {bad}{marker}", 1))
+        with pytest.raises(ConfigError, match="lane_bytes"):
+            load_config(str(path))
