@@ -43,6 +43,8 @@ Variants (config overrides in a temporary copy of h100.toml):
   reaches them, simgpu/mem/deferred_l2.py; h100.toml now has a window of 128);
   ``fr-fcfs+slices-x10``: and the slices' budgets as in ``slices-x10``;
   ``fr-fcfs+no-cap``: and no starvation bound (``frfcfs_cap`` 2^30: a diagnosis);
+* ``lanes64``: ``[dram] lane_bytes = 64`` (one row per 64-B fill); ``lanes64+swizzle``:
+  and ``lane_swizzle = true`` (docs/results/h100-dram-lanes-2026-11-28.md);
 * ``no-first-load``: ``warp_first_load_ns = 0``; ``no-dispatch``: ``block_dispatch_ns = 0``.
 
 Per run: the time (cycles at the core clock, with the fixed cost), the DRAM bytes over
@@ -93,6 +95,8 @@ VARIANTS = {
     "fr-fcfs": {**FR_FCFS_32},
     "fr-fcfs+slices-x10": {**FR_FCFS_32, **SLICES_X10},
     "fr-fcfs+no-cap": {**FR_FCFS_32, "frfcfs_cap": 1 << 30},
+    "lanes64": {"lane_bytes": 64},
+    "lanes64+swizzle": {"lane_bytes": 64, "lane_swizzle": "true"},
     "no-first-load": {"warp_first_load_ns": 0},
     "no-dispatch": {"block_dispatch_ns": 0},
 }
@@ -206,8 +210,8 @@ def run(shape: str, name: str, folder: pathlib.Path, log2n: int = 22) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shapes", nargs="+", default=["read", "wide", "stride8", "stride32"])
-    ap.add_argument("--variants", nargs="+", default=[v for v in VARIANTS if not v.startswith("no-")],
-                    choices=list(VARIANTS))
+    ap.add_argument("--variants", nargs="+", choices=list(VARIANTS),
+                    default=[v for v in VARIANTS if not v.startswith(("no-", "lanes"))])
     ap.add_argument("--log2n", type=int, default=22, help="the read shapes' int32 words (2^N)")
     ap.add_argument("--device", default="sim:h100", help="'cuda': the probe's GPU side (under ncu)")
     args = ap.parse_args()

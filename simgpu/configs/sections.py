@@ -203,6 +203,10 @@ class DramTiming:
                            "and bank group before it moves to the next (0: one burst); a "
                            "DRAM access of that many bytes opens one row, not one per burst",
                            _NONNEGATIVE, default=0)
+    lane_swizzle: bool = _opt("rotate each turn of the runs over the lanes by the digit sum "
+                              "of the turn's number (as controllers hash bank bits), so that "
+                              "power-of-two strides spread over the sub-channels and bank "
+                              "groups; false: the plain rotation", None, default=False)
 
     def _check(self, err, memory: MemoryModel) -> None:
         if self.read_scheduling is not None and self.read_scheduling not in READ_SCHEDULING:

@@ -26,10 +26,22 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .dram_timing import SubChannel, Timing
 from .slice_hash import SliceHash
 
 __all__ = ["AddressMap", "Partition", "Dram", "SubChannel", "Timing"]
+
+
+def _digit_sum(q, base: int):
+    """The sum of the base-``base`` digits of ``q`` (an int or an int array)."""
+    f = q % base
+    q = q // base
+    while np.any(q):
+        f = f + q % base
+        q = q // base
+    return f
 
 
 class AddressMap:
@@ -51,6 +63,7 @@ class AddressMap:
     banks_per_group: int
     bursts_per_row: int
     lane_bursts: int
+    swizzle: bool
     granule: int
     skip: int
     hashed: Any
@@ -79,6 +92,10 @@ class AddressMap:
         # 64-B access of HBM3 opens one row in one pseudo-channel, not one in each
         lane_bytes = dram.lane_bytes if dram is not None else 0
         self.lane_bursts = max(1, lane_bytes // self.burst)
+        # with the swizzle, a group of ``lanes`` runs is rotated by the digit sum (base
+        # ``lanes``) of the group's number: a power-of-two stride, which the plain rotation
+        # keeps on a few lanes, visits them all (each group still fills every lane once)
+        self.swizzle = bool(dram is not None and dram.lane_swizzle and self.lanes > 1)
         # The hot path reads (partition, bank, row) per ``granule`` (``cache.get(address //
         # granule) or where(address)``): a partition chunk where all of it lies in one bank,
         # else a burst.
@@ -97,9 +114,12 @@ class AddressMap:
             return part, page % self.banks, page // self.banks
         k = local // self.burst                # the burst's number in the partition
         run = k // self.lane_bursts            # its run of bursts kept in one lane
+        turn = run // self.lanes               # its turn of the rotation over the lanes
+        if self.swizzle:
+            run = run + _digit_sum(turn, self.lanes)
         lane = run % self.lanes
         sub, group = lane % self.subs, lane // self.subs
-        page = ((run // self.lanes) * self.lane_bursts + k % self.lane_bursts) // self.bursts_per_row
+        page = (turn * self.lane_bursts + k % self.lane_bursts) // self.bursts_per_row
         bank = (sub * self.banks_per_sub + group * self.banks_per_group
                 + page % self.banks_per_group)
         return part, bank, page // self.banks_per_group

@@ -22,15 +22,16 @@ from simgpu.configs import ConfigError, load_config
 from simgpu.mem.dram import AddressMap, Dram
 
 
-def h100(lane_bytes):
+def h100(lane_bytes, swizzle=False):
     cfg = load_config("h100")
-    return dataclasses.replace(cfg, dram=dataclasses.replace(cfg.dram, lane_bytes=lane_bytes))
+    return dataclasses.replace(cfg, dram=dataclasses.replace(cfg.dram, lane_bytes=lane_bytes,
+                                                             lane_swizzle=swizzle))
 
 
-@settings(max_examples=12, deadline=None)
-@given(st.sampled_from([0, 32, 64, 128, 256, 1024]), st.integers(0, 1 << 20))
-def test_the_map_is_one_to_one_and_a_run_stays_in_one_row(lane_bytes, base_line):
-    cfg = h100(lane_bytes)
+@settings(max_examples=16, deadline=None)
+@given(st.sampled_from([0, 32, 64, 128, 256, 1024]), st.integers(0, 1 << 20), st.booleans())
+def test_the_map_is_one_to_one_and_a_run_stays_in_one_row(lane_bytes, base_line, swizzle):
+    cfg = h100(lane_bytes, swizzle)
     amap = AddressMap(cfg.memory, cfg.dram)
     span = amap.n * amap.row_bytes * amap.banks        # every row of every bank, once
     a = np.arange(0, span, amap.burst, dtype=np.int64)
@@ -45,8 +46,31 @@ def test_the_map_is_one_to_one_and_a_run_stays_in_one_row(lane_bytes, base_line)
     assert len(where) == 1
     (part, bank, _), = where
     nxt = amap.where(start + run)
-    if lane_bytes >= amap.burst and nxt[0] == part:    # the next run: the next lane
+    if lane_bytes >= amap.burst and nxt[0] == part and not swizzle:   # the next lane
         assert nxt[1] // amap.banks_per_group != bank // amap.banks_per_group
+
+
+def lanes_used(amap, addresses):
+    """How many of a partition's reads each lane (sub-channel, bank group) takes."""
+    p, b, _ = amap.locate(addresses)
+    b = b[p == 0]
+    return np.bincount(b // amap.banks_per_group, minlength=amap.lanes)
+
+
+@pytest.mark.parametrize("stride", [64, 128, 256, 512, 2048, 1 << 14])
+def test_the_swizzle_spreads_power_of_two_strides_over_every_lane(stride):
+    """64-B reads every ``stride`` bytes (the fills of a strided read): with the plain
+    rotation of 64-B runs, 128 B and wider strides leave lanes idle (at 128 B every read
+    is in pseudo-channel 0); with the swizzle each lane takes its eighth within 5%."""
+    a = np.arange(0, 1 << 30, stride, dtype=np.int64)[: 1 << 20]
+    plain = lanes_used(AddressMap(h100(64).memory, h100(64).dram), a)
+    mixed = lanes_used(AddressMap(h100(64, True).memory, h100(64, True).dram), a)
+    assert mixed.max() <= 1.05 * mixed.mean() and mixed.min() >= 0.95 * mixed.mean()
+    if stride >= 128:
+        assert plain.min() == 0
+    if stride == 128:
+        amap = AddressMap(h100(64).memory, h100(64).dram)
+        assert plain.reshape(amap.subs, amap.groups)[1].sum() == 0   # sub-channel 1 idle
 
 
 def test_pieces_merge_the_bursts_of_one_row():
@@ -99,10 +123,10 @@ def test_without_the_key_the_map_is_the_burst_rotation():
 
 def test_a_lane_size_the_map_cannot_keep_is_refused(tmp_path):
     text = (pathlib.Path(configs.__file__).parent / "h100.toml").read_text()
-    marker = "\nranks = 1 "
+    marker = "\nlane_bytes = 0 "
     assert text.count(marker) == 1
     for bad in (48, 3072):                             # not whole bursts; not in a row
         path = tmp_path / f"lanes{bad}.toml"
-        path.write_text(text.replace(marker, f"\nlane_bytes = {bad}{marker}", 1))
+        path.write_text(text.replace(marker, f"\nlane_bytes = {bad} ", 1))
         with pytest.raises(ConfigError, match="lane_bytes"):
             load_config(str(path))

@@ -30,9 +30,10 @@ def test_each_variant_changes_its_keys_and_no_other(tmp_path, variants):
         name_or_path = "sim:" + variant_config(changes, tmp_path) if changes else "sim:h100"
         cfg = simgpu.get_device(name_or_path).config
         fields = _fields(cfg)
-        # (a string's value is written with its TOML quotes)
+        # (a string's value is written with its TOML quotes; a boolean as TOML's word)
         assert {key[1]: v for key, v in fields.items() if key[1] in changes} == {
-            k: v.strip('"') if isinstance(v, str) else v for k, v in changes.items()}, name
+            k: {"true": True, "false": False}.get(v, v.strip('"')) if isinstance(v, str)
+            else v for k, v in changes.items()}, name
         assert all(base[key] == v for key, v in fields.items() if key[1] not in changes), name
 
 
