@@ -273,6 +273,7 @@ class L2Slices:
             txns = by_part.get(part)
             if txns is None:
                 txns = by_part[part] = []
+            at_byte = a                              # where the DRAM transaction starts
             if fill > s:
                 # The DRAM returns the aligned block around the sector (l2_fill_bytes), one
                 # transaction per block: the block's other sectors come with it.
@@ -289,6 +290,9 @@ class L2Slices:
                     if b not in wanted:
                         misses.append((part, len(txns), self._fill_l2(b, near, far, True), None, -1, far, 0))
                 s = fill
+                if base != a:                        # the transaction reads the block from its
+                    _, bank, row = cache.get(base // granule) or where(base)    # start
+                    at_byte = base
             misses.append((part, len(txns), self._fill_l2(a, near, far), line, k, far, out))
             if fill_ports is not None:           # through the fill ports, when it is back
                 fills.append((part, len(txns), s, far))
@@ -298,7 +302,7 @@ class L2Slices:
                 for sl in ((part, part ^ 1) if far else (part,)):
                     l2_free[sl] = (t if t > l2_free[sl] else l2_free[sl]) + s / per_cycle
                     booked += s
-            txns.append((bank, row, s, a))
+            txns.append((bank, row, s, at_byte))
             if far:
                 self.fabric_bytes += s               # the block comes back through the far half
         if by_part and self.defer is not None:   # decided later (simgpu.mem.deferred_l2)

@@ -130,3 +130,24 @@ def test_a_lane_size_the_map_cannot_keep_is_refused(tmp_path):
         path.write_text(text.replace(marker, f"\nlane_bytes = {bad} ", 1))
         with pytest.raises(ConfigError, match="lane_bytes"):
             load_config(str(path))
+
+
+@pytest.mark.parametrize("lane_bytes", [0, 64])
+def test_a_fill_asked_for_by_its_upper_sector_reads_its_block_from_the_start(lane_bytes):
+    """A load of the second 32-B sector of a 64-B block fills the block (l2_fill_bytes):
+    the DRAM reads the block's two bursts, the rows of its first and second sector, not
+    the sector asked for and the one after the block."""
+    from simgpu.mem.memory_system import MemorySystem
+    cfg = h100(lane_bytes)
+    assert cfg.cache.l2_fill_bytes == 64
+    ms = MemorySystem(cfg)
+    base = 64 * 1237
+    ms.access("load", [base + 32], [4], 0.0, 0)
+    part = ms.amap.where(base)[0]
+    p = ms.dram.parts[part]
+    assert p.bytes == 64 and sum(q.bytes for q in ms.dram.parts) == 64
+    opened = {(i * ms.amap.banks_per_sub + b, r)
+              for i, sc in enumerate(p.subs) for b, r in enumerate(sc.open_row) if r >= 0}
+    want = {ms.amap.where(base + k)[1:] for k in (0, 32)}
+    assert opened == want
+    assert p.activations == (1 if lane_bytes else 2)
