@@ -290,8 +290,8 @@ class L2Slices:
                     if b not in wanted:
                         misses.append((part, len(txns), self._fill_l2(b, near, far, True), None, -1, far, 0))
                 s = fill
-                if base != a:                        # the transaction reads the block from its
-                    _, bank, row = cache.get(base // granule) or where(base)    # start
+                if base != a:                        # the DRAM reads the block from its start
+                    _, bank, row = cache.get(base // granule) or where(base)
                     at_byte = base
             misses.append((part, len(txns), self._fill_l2(a, near, far), line, k, far, out))
             if fill_ports is not None:           # through the fill ports, when it is back
