@@ -13,8 +13,10 @@ stretch of one random cycle (Sattolo) through ``n`` words, ``steps`` dependent l
 each warp load touches 32 unrelated sectors.  The threads start ``n / threads`` words
 apart along the cycle and take fewer steps than that, so no word is read twice in a
 launch.  W warps per SM (W = 1 ... 64; blocks of min(W, 8) warps, 132 x max(1, W / 8)
-blocks).  A step's time is the slope between 2 and 10 steps (the launch's fixed cost
-cancels): ``(t(K) - t(2)) / (K - 2)``, K from 66 steps (1-8 warps per SM) down to 10 (64).  Data:
+blocks).  A step's time is the slope between a launch of 2 steps and one of K (the
+launch's fixed cost cancels): ``(t(K) - t(2)) / (K - 2)``, K from 66 steps (1-8 warps per
+SM) down to 10 (64; ``--high`` sets one K for all).  The card's time is the fastest of 7
+repeats, each after the earlier ones; the model's, a second launch after a first.  Data:
 
 * ``l2``: 12 MiB (3 x 2^20 words), read whole just before (every load an L2 hit);
 * ``dram``: 256 MiB (2^26 words), the L2 emptied of it before each launch (the GPU: a
@@ -22,6 +24,7 @@ cancels): ``(t(K) - t(2)) / (K - 2)``, K from 66 steps (1-8 warps per SM) down t
 
     python -m calibration.chase_load --gpu OUT                  # the card (CuPy), ~1 min
     python -m calibration.chase_load --sim OUT [--engine E] [--jobs J] [--config C]
+                                     [--only l2|dram] [--tag=-NAME] [--high K]
     python -m calibration.chase_load --report OUT [--md F.md]   # both sides' tables
 """
 from __future__ import annotations
