@@ -38,6 +38,7 @@ import pathlib
 import numpy as np
 
 from simgpu.lang import Array, blockDim, blockIdx, i32, kernel, threadIdx
+from simgpu_apps.memory_kernels import read_sum
 
 SMS = 132
 WARPS = (1, 2, 4, 8, 16, 32, 64)          # warps per SM
@@ -56,15 +57,6 @@ def chase_lanes(nxt: Array[i32], start: Array[i32], out: Array[i32], steps: i32)
     for k in range(steps):
         p = nxt[p]
     out[t] = p
-
-
-@kernel
-def read_all(src: Array[i32], out: Array[i32], n: i32):
-    t = blockIdx.x * blockDim.x + threadIdx.x
-    acc = 0
-    for i in range(t, n, 132 * 256):
-        acc += src[i]
-    out[t] = acc
 
 
 def shape(warps: int) -> tuple[int, int]:
@@ -97,9 +89,9 @@ def check_spacing(high: int | None = None) -> None:
 
 
 def measure(dev, data: str, warps: int, timer, high: int | None = None) -> dict:
-    """One case on ``dev``: the launch time at each step count (``timer(launch, warm)`` ->
-    seconds) and the per-step slope in ns; ``high``: the longer launch's steps, if not
-    HIGH's."""
+    """One case on ``dev``: the launch time at each step count (``timer(launch, warm,
+    data)`` -> seconds) and the per-step slope in ns; ``high``: the longer launch's steps,
+    if not HIGH's."""
     n = WORDS[data]
     grid, block = shape(warps)
     nxt, start = cycle(n, grid * block)
@@ -107,12 +99,13 @@ def measure(dev, data: str, warps: int, timer, high: int | None = None) -> dict:
     d_out = dev.zeros(grid * block, np.int32)
     times = {}
     lo, hi = LOW, HIGH[warps] if high is None else high
+    def warm():                    # l2: the whole array read just before (a grid-stride sum)
+        if data == "l2":
+            dev.launch(read_sum, SMS, 256, d_nxt, dev.zeros(SMS * 256, np.int32), n)
+
     for steps in (lo, hi):
         def launch(steps=steps):
             return dev.launch(chase_lanes, grid, block, d_nxt, d_start, d_out, steps)
-        def warm():
-            if data == "l2":
-                dev.launch(read_all, SMS, 256, d_nxt, dev.zeros(SMS * 256, np.int32), n)
         times[steps] = timer(launch, warm, data)
     check = d_out.to_host()
     ends = start.copy()

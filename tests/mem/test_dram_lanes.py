@@ -74,8 +74,7 @@ def test_the_swizzle_spreads_power_of_two_strides_over_every_lane(stride):
 
 
 def test_pieces_merge_the_bursts_of_one_row():
-    split, kept = AddressMap(h100(0).memory, h100(0).dram), AddressMap(h100(64).memory,
-                                                                       h100(64).dram)
+    split, kept = (AddressMap(c.memory, c.dram) for c in (h100(0), h100(64)))
     for a in (0, 4096, 123 * 64):
         one = kept.pieces(a, 64)
         assert len(one) == 1 and one[0][2] == 2
