@@ -51,3 +51,15 @@ def test_the_report_divides_the_sides(tmp_path):
     text = cl.report(tmp_path)
     assert "| dram | 1 | 100 | 42.2 | 150 | 1.50 |" in text    # 4,224 sectors / 100 ns
     assert "| dram | 64 | 6400 | 42.2 | - | - |" in text       # no model row: dashes
+
+
+def test_the_model_side_runs_the_chase_and_an_l2_step_costs_less_than_a_dram_one(monkeypatch):
+    """``_sim_case`` on small arrays: each case's chase ends where numpy's does (measure
+    raises otherwise), and a step over data the L2 holds (read whole before, and by the
+    first of the two launches) is cheaper than one over data it was emptied of."""
+    monkeypatch.setattr(cl, "WORDS", {"l2": 1 << 18, "dram": 1 << 18})   # (only the L2 differs)
+    monkeypatch.setattr(cl, "HIGH", {1: 6})
+    l2 = cl._sim_case("sim:h100", "timed-block", "l2", 1, None)
+    dram = cl._sim_case("sim:h100", "timed-block", "dram", 1, None)
+    assert set(l2["us"]) == {"2", "6"}
+    assert 0 < l2["step_ns"] < 0.6 * dram["step_ns"]
